@@ -1,0 +1,86 @@
+//! The conformance suite every storage backend runs.
+//!
+//! Each case is an async function generic over the backend; [`conformance_tests!`] expands to
+//! one `#[tokio::test]` per case for a backend crate. Every case works in repositories of its
+//! own, so backends that share one database between tests stay independent.
+
+pub mod objects;
+pub mod refs;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pangolin_refs::{RefName, RefStore, Reference};
+use pangolin_store::{ObjectId, ObjectKind, ObjectStore, RawObject, RepoId};
+
+/// A store the suite can run against: objects and refs.
+pub trait Backend: ObjectStore + RefStore {}
+
+impl<T: ObjectStore + RefStore> Backend for T {}
+
+/// A repository id no other test uses.
+pub fn fresh_repo() -> RepoId {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    RepoId::new(format!("testkit-{}-{n}", uuid::Uuid::new_v4().simple()))
+        .expect("hex and digits make a valid repository id")
+}
+
+/// A raw object with distinct, deterministic content.
+pub fn object(seed: u64) -> RawObject {
+    let data = format!("object body {seed}").into_bytes();
+    RawObject {
+        id: ObjectId::compute(ObjectKind::Tree, &data),
+        kind: ObjectKind::Tree,
+        data: data.into(),
+    }
+}
+
+/// An id to point refs at; ref stores do not look objects up.
+pub fn commit_id(seed: u64) -> ObjectId {
+    ObjectId::compute(ObjectKind::Commit, &seed.to_le_bytes())
+}
+
+pub fn branch(name: &str) -> Reference {
+    Reference::branch(RefName::new(name).expect("test names are valid"))
+}
+
+pub fn tag(name: &str) -> Reference {
+    Reference::tag(RefName::new(name).expect("test names are valid"))
+}
+
+/// One `#[tokio::test]` per conformance case, for the backend `$make` (an async expression
+/// evaluating to the backend) creates.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::conformance_tests!(@cases $make;
+            objects::stored_objects_read_back_byte_for_byte,
+            objects::a_missing_object_is_none_not_an_error,
+            objects::puts_are_idempotent,
+            objects::get_many_answers_in_request_order_with_gaps,
+            objects::objects_are_scoped_per_repository,
+            objects::prefixes_find_matching_ids_in_order,
+            objects::large_objects_round_trip,
+            refs::creating_requires_the_ref_to_be_absent,
+            refs::expectation_matrix_matches_the_contract,
+            refs::multi_ref_transactions_are_all_or_nothing,
+            refs::invalid_transactions_are_refused,
+            refs::the_log_records_every_move_newest_first,
+            refs::log_times_never_go_backwards_for_a_ref,
+            refs::log_at_finds_what_a_reader_saw_then,
+            refs::listing_filters_by_kind_and_prefix_and_pages,
+            refs::refs_are_scoped_per_repository,
+            refs::racing_writers_lose_no_update,
+            refs::transactions_on_different_refs_do_not_conflict
+        );
+    };
+    (@cases $make:expr; $($module:ident :: $case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let backend = std::sync::Arc::new($make);
+                $crate::$module::$case(backend).await;
+            }
+        )*
+    };
+}

@@ -1,0 +1,12 @@
+//! Branches and tags: validated names, compare-and-swap transactions over several refs at
+//! once, and a ref log recording every move.
+
+pub mod name;
+pub mod store;
+pub mod transaction;
+
+pub use name::{RefKind, RefName, RefNameError, Reference};
+pub use store::{LogQuery, RefPage, RefQuery, RefStore};
+pub use transaction::{
+    Expected, InvalidTransaction, RefLogEntry, RefUpdate, Target, TransactError, Transaction,
+};

@@ -1,0 +1,76 @@
+//! The ref-store trait every backend implements.
+
+use async_trait::async_trait;
+use pangolin_store::{BackendError, ObjectId, RepoId, Timestamp};
+
+use crate::name::{RefKind, Reference};
+use crate::transaction::{RefLogEntry, TransactError, Transaction};
+
+/// Which refs to list.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RefQuery {
+    /// Only branches or only tags; both when `None`.
+    pub kind: Option<RefKind>,
+    /// Only names starting with this (plain string prefix: `feature/`).
+    pub prefix: String,
+    /// Continue strictly after this ref (the previous page's `next_after`).
+    pub after: Option<Reference>,
+    pub limit: usize,
+}
+
+/// One page of refs, in [`Reference`] order (branches, then tags; by name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefPage {
+    pub refs: Vec<(Reference, ObjectId)>,
+    /// Set when more refs follow.
+    pub next_after: Option<Reference>,
+}
+
+/// Which ref-log entries of one ref to read, newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogQuery {
+    /// Only entries with a sequence number below this (the previous page's last sequence).
+    pub before: Option<u64>,
+    pub limit: usize,
+}
+
+/// Named, mutable pointers to commits: the only mutable versioned state.
+///
+/// Every change goes through [`transact`](RefStore::transact). There is no global lock: stores
+/// serialize only transactions that touch the same refs.
+#[async_trait]
+pub trait RefStore: Send + Sync + 'static {
+    async fn get_ref(
+        &self,
+        repo: &RepoId,
+        reference: &Reference,
+    ) -> Result<Option<ObjectId>, BackendError>;
+
+    async fn list_refs(&self, repo: &RepoId, query: &RefQuery) -> Result<RefPage, BackendError>;
+
+    /// Applies every update of `tx` or none; returns the ref-log entries written, in update
+    /// order. Fails with [`TransactError::OutOfDate`] naming the first update whose expectation
+    /// does not hold, with the value the ref actually has.
+    async fn transact(
+        &self,
+        repo: &RepoId,
+        tx: Transaction,
+    ) -> Result<Vec<RefLogEntry>, TransactError>;
+
+    /// Ref-log entries of one ref, newest first.
+    async fn ref_log(
+        &self,
+        repo: &RepoId,
+        reference: &Reference,
+        query: LogQuery,
+    ) -> Result<Vec<RefLogEntry>, BackendError>;
+
+    /// The last ref-log entry of `reference` at or before `time`: what a reader of the ref saw
+    /// then (its `new` is `None` if the ref was deleted). One indexed lookup in every store.
+    async fn ref_log_at(
+        &self,
+        repo: &RepoId,
+        reference: &Reference,
+        time: Timestamp,
+    ) -> Result<Option<RefLogEntry>, BackendError>;
+}

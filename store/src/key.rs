@@ -1,0 +1,252 @@
+//! Content keys: the path of a namespace or asset inside a catalog.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Most elements a key may have (namespace levels plus the name).
+pub const MAX_ELEMENTS: usize = 16;
+/// Longest single element, in bytes of UTF-8.
+pub const MAX_ELEMENT_BYTES: usize = 255;
+/// Longest key, in bytes of UTF-8 over all elements.
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// A validated list of elements: namespace levels, then the name.
+///
+/// Keys order element by element (`a` < `a.b` < `a.b.c` < `a.c` < `ab`), so everything under a
+/// namespace is one contiguous range of the tree.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "Vec<String>", into = "Vec<String>")]
+pub struct ContentKey(Vec<String>);
+
+/// Why a key was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("a key needs at least one element")]
+    Empty,
+    #[error("a key has at most {MAX_ELEMENTS} elements, this one has {0}")]
+    TooManyElements(usize),
+    #[error("element {index} of the key is empty")]
+    EmptyElement { index: usize },
+    #[error("element {index} of the key is {len} bytes long; the limit is {MAX_ELEMENT_BYTES}")]
+    ElementTooLong { index: usize, len: usize },
+    #[error("element {index} of the key contains the control character U+{code:04X}")]
+    ControlCharacter { index: usize, code: u32 },
+    #[error("the key is {0} bytes long; the limit is {MAX_KEY_BYTES}")]
+    TooLong(usize),
+}
+
+impl ContentKey {
+    pub fn new<I, S>(elements: I) -> Result<Self, KeyError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::try_from(elements.into_iter().map(Into::into).collect::<Vec<_>>())
+    }
+
+    pub fn elements(&self) -> &[String] {
+        &self.0
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always false: a key has at least one element. Present for API symmetry with `len`.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The last element: a table's or namespace's own name.
+    pub fn name(&self) -> &str {
+        self.0.last().map(String::as_str).unwrap_or_default()
+    }
+
+    /// The enclosing namespace, or `None` for a top-level key.
+    pub fn parent(&self) -> Option<ContentKey> {
+        (self.0.len() > 1).then(|| ContentKey(self.0[..self.0.len() - 1].to_vec()))
+    }
+
+    /// A key one level deeper, validated like any other.
+    pub fn child(&self, name: impl Into<String>) -> Result<ContentKey, KeyError> {
+        let mut elements = self.0.clone();
+        elements.push(name.into());
+        Self::try_from(elements)
+    }
+
+    /// Whether `self` equals `prefix` or lies under it.
+    pub fn starts_with(&self, prefix: &ContentKey) -> bool {
+        self.0.starts_with(&prefix.0)
+    }
+
+    /// Bytes hashed to decide tree chunk boundaries: element lengths make the encoding
+    /// unambiguous (`["a.b"]` and `["a", "b"]` differ).
+    pub(crate) fn hash_input(&self, out: &mut Vec<u8>) {
+        out.clear();
+        for element in &self.0 {
+            out.extend_from_slice(&(element.len() as u32).to_le_bytes());
+            out.extend_from_slice(element.as_bytes());
+        }
+    }
+}
+
+impl TryFrom<Vec<String>> for ContentKey {
+    type Error = KeyError;
+
+    fn try_from(elements: Vec<String>) -> Result<Self, KeyError> {
+        if elements.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        if elements.len() > MAX_ELEMENTS {
+            return Err(KeyError::TooManyElements(elements.len()));
+        }
+        let mut total = 0;
+        for (index, element) in elements.iter().enumerate() {
+            if element.is_empty() {
+                return Err(KeyError::EmptyElement { index });
+            }
+            if element.len() > MAX_ELEMENT_BYTES {
+                return Err(KeyError::ElementTooLong {
+                    index,
+                    len: element.len(),
+                });
+            }
+            if let Some(c) = element.chars().find(|c| c.is_control()) {
+                return Err(KeyError::ControlCharacter {
+                    index,
+                    code: u32::from(c),
+                });
+            }
+            total += element.len();
+        }
+        if total > MAX_KEY_BYTES {
+            return Err(KeyError::TooLong(total));
+        }
+        Ok(Self(elements))
+    }
+}
+
+impl From<ContentKey> for Vec<String> {
+    fn from(key: ContentKey) -> Self {
+        key.0
+    }
+}
+
+impl fmt::Display for ContentKey {
+    /// Elements joined by `.`; an element that itself holds a `.` or `"` is quoted, so the
+    /// display is unambiguous.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, element) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            if element.contains(['.', '"']) {
+                write!(f, "\"{}\"", element.replace('"', "\"\""))?;
+            } else {
+                f.write_str(element)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for ContentKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ContentKey({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(elements: &[&str]) -> ContentKey {
+        ContentKey::new(elements.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn keys_order_element_by_element() {
+        let mut keys = [
+            key(&["ab"]),
+            key(&["a", "c"]),
+            key(&["a", "b", "c"]),
+            key(&["a"]),
+            key(&["a", "b"]),
+        ];
+        keys.sort();
+        let shown: Vec<String> = keys.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["a", "a.b", "a.b.c", "a.c", "ab"]);
+    }
+
+    #[test]
+    fn everything_under_a_namespace_is_contiguous() {
+        let ns = key(&["a"]);
+        let mut keys = [
+            key(&["a", "zzz"]),
+            key(&["ab"]),
+            key(&["a"]),
+            key(&["a!"]),
+            key(&["a", "b"]),
+        ];
+        keys.sort();
+        let under: Vec<bool> = keys.iter().map(|k| k.starts_with(&ns)).collect();
+        assert_eq!(under, [true, true, true, false, false]);
+    }
+
+    #[test]
+    fn invalid_keys_are_refused_with_a_reason() {
+        let long = "x".repeat(MAX_ELEMENT_BYTES + 1);
+        let cases: Vec<(Vec<String>, KeyError)> = vec![
+            (vec![], KeyError::Empty),
+            (
+                vec!["a".into(); MAX_ELEMENTS + 1],
+                KeyError::TooManyElements(MAX_ELEMENTS + 1),
+            ),
+            (
+                vec!["a".into(), String::new()],
+                KeyError::EmptyElement { index: 1 },
+            ),
+            (
+                vec![long.clone()],
+                KeyError::ElementTooLong {
+                    index: 0,
+                    len: long.len(),
+                },
+            ),
+            (
+                vec!["a\u{0}b".into()],
+                KeyError::ControlCharacter { index: 0, code: 0 },
+            ),
+            (
+                vec!["tab\there".into()],
+                KeyError::ControlCharacter { index: 0, code: 9 },
+            ),
+            (vec!["x".repeat(250); 5], KeyError::TooLong(1250)),
+        ];
+        for (elements, expected) in cases {
+            assert_eq!(
+                ContentKey::try_from(elements.clone()),
+                Err(expected),
+                "{elements:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unicode_names_and_dots_are_allowed() {
+        let k = key(&["ventes", "données.2026", "表"]);
+        assert_eq!(k.to_string(), "ventes.\"données.2026\".表");
+        assert_eq!(k.name(), "表");
+        assert_eq!(k.parent(), Some(key(&["ventes", "données.2026"])));
+        assert_eq!(key(&["top"]).parent(), None);
+    }
+
+    #[test]
+    fn hash_input_separates_elements() {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        key(&["a.b"]).hash_input(&mut a);
+        key(&["a", "b"]).hash_input(&mut b);
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,321 @@
+//! Batched edits: insert, replace and delete many keys in one pass, writing only the nodes on
+//! the paths to the edited keys.
+//!
+//! The tree is edited level by level, bottom up. At each level the nodes holding edited keys
+//! are rewritten and re-chunked; when a rewritten run no longer ends on a boundary key (its
+//! boundary was deleted) it absorbs the next node, until it does. The nodes replaced and
+//! created at one level become the edits of the level above, keyed by their last keys, so the
+//! same routine serves every level. Node starts never move (they follow a boundary that was not
+//! edited), which is why the result is the tree a fresh build of the same entries would give.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::backend::BackendError;
+use crate::entry::Entry;
+use crate::id::ObjectId;
+use crate::key::ContentKey;
+use crate::object::{Object, RawObject};
+use crate::odb::{Odb, ReadError};
+use crate::tree::node::{LevelItem, is_boundary};
+use crate::tree::{Child, Node};
+
+/// The result of an edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EditOutcome {
+    pub root: ObjectId,
+    /// New nodes written (nodes that already existed are not counted).
+    pub nodes_written: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("reading the tree: {0}")]
+    Read(#[from] ReadError),
+    #[error("writing new tree nodes: {0}")]
+    Write(#[from] BackendError),
+}
+
+/// Applies `edits` (`Some` puts an entry, `None` deletes the key) to the tree at `root`.
+pub async fn edit(
+    odb: &Odb,
+    root: &ObjectId,
+    edits: BTreeMap<ContentKey, Option<Entry>>,
+) -> Result<EditOutcome, EditError> {
+    if edits.is_empty() {
+        return Ok(EditOutcome {
+            root: *root,
+            nodes_written: 0,
+        });
+    }
+    let mut editor = Editor {
+        odb,
+        root: *root,
+        created: HashMap::new(),
+        scratch: Vec::new(),
+    };
+    let root_node = odb.node(root).await?;
+    let root_level = root_node.level();
+
+    let leaf_edits: Vec<(ContentKey, Option<(ContentKey, Entry)>)> = edits
+        .into_iter()
+        .map(|(k, e)| (k.clone(), e.map(|e| (k, e))))
+        .collect();
+    let mut level_out = editor.edit_level(0, root_level, leaf_edits).await?;
+    let mut level = 0;
+    let new_root = loop {
+        if level == root_level {
+            break editor.finish_root(level, level_out.added).await?;
+        }
+        let parent_edits = level_out.parent_edits();
+        if parent_edits.is_empty() {
+            break *root;
+        }
+        level += 1;
+        level_out = editor.edit_level(level, root_level, parent_edits).await?;
+    };
+    editor.write(new_root).await
+}
+
+/// What one level's rewrite replaced and created.
+struct LevelOutput {
+    removed: Vec<Child>,
+    added: Vec<Child>,
+}
+
+impl LevelOutput {
+    /// The edits this level implies for the level above: old nodes out, new nodes in. A node
+    /// that came out identical (same last key, same id) is no edit at all.
+    fn parent_edits(self) -> Vec<(ContentKey, Option<Child>)> {
+        let mut edits: BTreeMap<ContentKey, Option<Child>> = BTreeMap::new();
+        let removed: HashMap<ContentKey, ObjectId> = self
+            .removed
+            .into_iter()
+            .map(|c| (c.last_key, c.id))
+            .collect();
+        for key in removed.keys() {
+            edits.insert(key.clone(), None);
+        }
+        for child in self.added {
+            if removed.get(&child.last_key) == Some(&child.id) {
+                edits.remove(&child.last_key);
+            } else {
+                edits.insert(child.last_key.clone(), Some(child));
+            }
+        }
+        edits.into_iter().collect()
+    }
+}
+
+/// A node found by descending from the root.
+struct Located {
+    id: ObjectId,
+    node: Arc<Node>,
+    /// Whether it is the last node of its level.
+    rightmost: bool,
+}
+
+struct Editor<'a> {
+    odb: &'a Odb,
+    root: ObjectId,
+    /// New nodes by id, written together at the end.
+    created: HashMap<ObjectId, (RawObject, Arc<Node>)>,
+    scratch: Vec<u8>,
+}
+
+impl Editor<'_> {
+    async fn edit_level<T: LevelItem>(
+        &mut self,
+        level: u8,
+        root_level: u8,
+        edits: Vec<(ContentKey, Option<T>)>,
+    ) -> Result<LevelOutput, ReadError> {
+        let mut out = LevelOutput {
+            removed: Vec::new(),
+            added: Vec::new(),
+        };
+        let mut pending: Vec<T> = Vec::new();
+        let mut next = 0;
+        // Set while a rewritten run must absorb the node after the one with this last key.
+        let mut absorb_after: Option<ContentKey> = None;
+        loop {
+            let located = match absorb_after.take() {
+                Some(after) => self.locate(level, root_level, &after, true).await?,
+                None => match edits.get(next) {
+                    Some((key, _)) => self.locate(level, root_level, key, false).await?,
+                    None => break,
+                },
+            };
+            let Some(located) = located else { break };
+            let end = match (located.rightmost, located.node.last_key()) {
+                (false, Some(last)) => next + edits[next..].partition_point(|(k, _)| k <= last),
+                _ => edits.len(),
+            };
+            pending.extend(apply(T::items(&located.node), &edits[next..end]));
+            next = end;
+            if let Some(last_key) = located.node.last_key() {
+                out.removed.push(Child {
+                    last_key: last_key.clone(),
+                    id: located.id,
+                    count: located.node.count(),
+                });
+            }
+            self.chunk(level, &mut pending, &mut out.added);
+            if !pending.is_empty() {
+                if located.rightmost {
+                    let rest = std::mem::take(&mut pending);
+                    out.added.push(self.create(level, rest));
+                } else {
+                    absorb_after = located.node.last_key().cloned();
+                }
+            }
+        }
+        if !pending.is_empty() {
+            // Only reachable if a non-rightmost node had no successor, which the tree's shape
+            // rules out; closing the run keeps every entry either way.
+            out.added.push(self.create(level, pending));
+        }
+        Ok(out)
+    }
+
+    /// Turns every complete chunk at the front of `pending` into a node.
+    fn chunk<T: LevelItem>(&mut self, level: u8, pending: &mut Vec<T>, added: &mut Vec<Child>) {
+        let mut start = 0;
+        for i in 0..pending.len() {
+            if is_boundary(pending[i].key(), level, &mut self.scratch) {
+                let items = pending[start..=i].to_vec();
+                added.push(self.create(level, items));
+                start = i + 1;
+            }
+        }
+        pending.drain(..start);
+    }
+
+    fn create<T: LevelItem>(&mut self, level: u8, items: Vec<T>) -> Child {
+        let last_key = items
+            .last()
+            .map(|i| i.key().clone())
+            .expect("chunks are never empty");
+        let count = items.iter().map(LevelItem::count).sum();
+        let node = Arc::new(T::into_node(level, items));
+        let object = Object::Tree(node.clone());
+        let raw = object.encode();
+        let id = raw.id;
+        self.created.insert(id, (raw, node));
+        Child {
+            last_key,
+            id,
+            count,
+        }
+    }
+
+    /// The node at `level` that holds `key` (or, with `strictly_after`, the first node holding
+    /// a key greater than `key`), by descending from the old root.
+    async fn locate(
+        &self,
+        level: u8,
+        root_level: u8,
+        key: &ContentKey,
+        strictly_after: bool,
+    ) -> Result<Option<Located>, ReadError> {
+        let mut id = self.root;
+        let mut node = self.odb.node(&id).await?;
+        let mut rightmost = true;
+        for _ in level..root_level {
+            let Node::Inner { children, .. } = node.as_ref() else {
+                unreachable!("levels above 0 are inner nodes")
+            };
+            let i = if strictly_after {
+                children.partition_point(|c| &c.last_key <= key)
+            } else {
+                children
+                    .partition_point(|c| &c.last_key < key)
+                    .min(children.len() - 1)
+            };
+            let Some(child) = children.get(i) else {
+                return Ok(None);
+            };
+            rightmost &= i + 1 == children.len();
+            id = child.id;
+            node = self.odb.node(&id).await?;
+        }
+        Ok(Some(Located {
+            id,
+            node,
+            rightmost,
+        }))
+    }
+
+    /// Builds the new root from the complete new top level: collapses a root with one child,
+    /// or adds levels until one node remains.
+    async fn finish_root(&mut self, level: u8, mut top: Vec<Child>) -> Result<ObjectId, ReadError> {
+        let mut level = level;
+        while top.len() > 1 {
+            level += 1;
+            let mut pending = std::mem::take(&mut top);
+            self.chunk(level, &mut pending, &mut top);
+            if !pending.is_empty() {
+                top.push(self.create(level, pending));
+            }
+        }
+        let Some(mut root) = top.pop().map(|c| c.id) else {
+            let empty = self.create_empty();
+            return Ok(empty);
+        };
+        loop {
+            let node = match self.created.get(&root) {
+                Some((_, node)) => node.clone(),
+                None => self.odb.node(&root).await?,
+            };
+            match node.as_ref() {
+                Node::Inner { children, .. } if children.len() == 1 => root = children[0].id,
+                _ => return Ok(root),
+            }
+        }
+    }
+
+    fn create_empty(&mut self) -> ObjectId {
+        let node = Arc::new(Node::EMPTY);
+        let raw = Object::Tree(node.clone()).encode();
+        let id = raw.id;
+        self.created.insert(id, (raw, node));
+        id
+    }
+
+    /// Writes the new nodes reachable from `root`; nodes dropped by root collapsing are not.
+    async fn write(mut self, root: ObjectId) -> Result<EditOutcome, EditError> {
+        let mut reachable = Vec::new();
+        let mut stack = vec![root];
+        while let Some(id) = stack.pop() {
+            if let Some((raw, node)) = self.created.remove(&id) {
+                if let Node::Inner { children, .. } = node.as_ref() {
+                    stack.extend(children.iter().map(|c| c.id));
+                }
+                reachable.push((raw, Object::Tree(node)));
+            }
+        }
+        let nodes_written = reachable.len();
+        self.odb.write_encoded(reachable).await?;
+        Ok(EditOutcome {
+            root,
+            nodes_written,
+        })
+    }
+}
+
+/// Merges sorted `edits` into sorted `items`.
+fn apply<T: LevelItem>(items: &[T], edits: &[(ContentKey, Option<T>)]) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len() + edits.len());
+    let mut items = items.iter().peekable();
+    for (key, edit) in edits {
+        while let Some(item) = items.next_if(|i| i.key() < key) {
+            out.push(item.clone());
+        }
+        items.next_if(|i| i.key() == key);
+        if let Some(new) = edit {
+            out.push(new.clone());
+        }
+    }
+    out.extend(items.cloned());
+    out
+}
