@@ -11,7 +11,6 @@ use quick_cache::sync::Cache;
 use crate::backend::RepoId;
 use crate::id::ObjectId;
 use crate::object::Object;
-use crate::tree::Node;
 
 /// Default memory budget, in approximate bytes of decoded objects.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
@@ -29,7 +28,7 @@ impl Weighter<Key, Object> for ApproximateSize {
             Object::Tree(node) => node.len() as u64,
         };
         let per_item = match object {
-            Object::Tree(node) if matches!(node.as_ref(), Node::Leaf { .. }) => 160,
+            Object::Tree(node) if node.level() == 0 => 160,
             _ => 96,
         };
         64 + items * per_item

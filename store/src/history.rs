@@ -24,6 +24,7 @@ pub enum CreateCommitError {
 
 /// Writes a commit for `draft` made at `now`, filling in what the store derives: generation,
 /// first-parent depth, a time strictly after the first parent's, and skip pointers.
+#[tracing::instrument(level = "debug", skip_all, fields(repo = %odb.repo(), parents = draft.parents.len()))]
 pub async fn create(
     odb: &Odb,
     draft: CommitDraft,

@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Most elements a key may have (namespace levels plus the name).
 pub const MAX_ELEMENTS: usize = 16;
@@ -15,9 +18,15 @@ pub const MAX_KEY_BYTES: usize = 1024;
 ///
 /// Keys order element by element (`a` < `a.b` < `a.b.c` < `a.c` < `ab`), so everything under a
 /// namespace is one contiguous range of the tree.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "Vec<String>", into = "Vec<String>")]
-pub struct ContentKey(Vec<String>);
+///
+/// Held as one shared string with the elements joined by NUL, which elements cannot contain:
+/// NUL sorts below every other byte, so byte order of the joined string is element order, and
+/// a key is one allocation that clones without copying. Tree lookups compare many keys per
+/// node, which is why this matters.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ContentKey(Arc<str>);
+
+const SEPARATOR: char = '\0';
 
 /// Why a key was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,69 +49,13 @@ impl ContentKey {
     pub fn new<I, S>(elements: I) -> Result<Self, KeyError>
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: AsRef<str>,
     {
-        Self::try_from(elements.into_iter().map(Into::into).collect::<Vec<_>>())
-    }
-
-    pub fn elements(&self) -> &[String] {
-        &self.0
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Always false: a key has at least one element. Present for API symmetry with `len`.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The last element: a table's or namespace's own name.
-    pub fn name(&self) -> &str {
-        self.0.last().map(String::as_str).unwrap_or_default()
-    }
-
-    /// The enclosing namespace, or `None` for a top-level key.
-    pub fn parent(&self) -> Option<ContentKey> {
-        (self.0.len() > 1).then(|| ContentKey(self.0[..self.0.len() - 1].to_vec()))
-    }
-
-    /// A key one level deeper, validated like any other.
-    pub fn child(&self, name: impl Into<String>) -> Result<ContentKey, KeyError> {
-        let mut elements = self.0.clone();
-        elements.push(name.into());
-        Self::try_from(elements)
-    }
-
-    /// Whether `self` equals `prefix` or lies under it.
-    pub fn starts_with(&self, prefix: &ContentKey) -> bool {
-        self.0.starts_with(&prefix.0)
-    }
-
-    /// Bytes hashed to decide tree chunk boundaries: element lengths make the encoding
-    /// unambiguous (`["a.b"]` and `["a", "b"]` differ).
-    pub(crate) fn hash_input(&self, out: &mut Vec<u8>) {
-        out.clear();
-        for element in &self.0 {
-            out.extend_from_slice(&(element.len() as u32).to_le_bytes());
-            out.extend_from_slice(element.as_bytes());
-        }
-    }
-}
-
-impl TryFrom<Vec<String>> for ContentKey {
-    type Error = KeyError;
-
-    fn try_from(elements: Vec<String>) -> Result<Self, KeyError> {
-        if elements.is_empty() {
-            return Err(KeyError::Empty);
-        }
-        if elements.len() > MAX_ELEMENTS {
-            return Err(KeyError::TooManyElements(elements.len()));
-        }
+        let mut joined = String::new();
+        let mut count = 0;
         let mut total = 0;
-        for (index, element) in elements.iter().enumerate() {
+        for (index, element) in elements.into_iter().enumerate() {
+            let element = element.as_ref();
             if element.is_empty() {
                 return Err(KeyError::EmptyElement { index });
             }
@@ -118,18 +71,96 @@ impl TryFrom<Vec<String>> for ContentKey {
                     code: u32::from(c),
                 });
             }
+            if index > 0 {
+                joined.push(SEPARATOR);
+            }
+            joined.push_str(element);
+            count += 1;
             total += element.len();
+        }
+        if count == 0 {
+            return Err(KeyError::Empty);
+        }
+        if count > MAX_ELEMENTS {
+            return Err(KeyError::TooManyElements(count));
         }
         if total > MAX_KEY_BYTES {
             return Err(KeyError::TooLong(total));
         }
-        Ok(Self(elements))
+        Ok(Self(joined.into()))
+    }
+
+    /// The elements, outermost namespace first.
+    pub fn elements(&self) -> impl DoubleEndedIterator<Item = &str> + '_ {
+        self.0.split(SEPARATOR)
+    }
+
+    /// Number of elements (at least 1).
+    pub fn len(&self) -> usize {
+        self.0.matches(SEPARATOR).count() + 1
+    }
+
+    /// Always false: a key has at least one element. Present for API symmetry with `len`.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The last element: a table's or namespace's own name.
+    pub fn name(&self) -> &str {
+        self.0.rsplit(SEPARATOR).next().unwrap_or_default()
+    }
+
+    /// The enclosing namespace, or `None` for a top-level key.
+    pub fn parent(&self) -> Option<ContentKey> {
+        self.0
+            .rfind(SEPARATOR)
+            .map(|at| ContentKey(self.0[..at].into()))
+    }
+
+    /// A key one level deeper, validated like any other.
+    pub fn child(&self, name: &str) -> Result<ContentKey, KeyError> {
+        Self::new(self.elements().chain([name]))
+    }
+
+    /// Whether `self` equals `prefix` or lies under it.
+    pub fn starts_with(&self, prefix: &ContentKey) -> bool {
+        match self.0.strip_prefix(&*prefix.0) {
+            Some(rest) => rest.is_empty() || rest.starts_with(SEPARATOR),
+            None => false,
+        }
+    }
+
+    /// Bytes hashed to decide tree chunk boundaries: the joined form, which is unambiguous
+    /// (`["a.b"]` and `["a", "b"]` differ).
+    pub(crate) fn hash_input(&self) -> &[u8] {
+        self.0.as_bytes()
     }
 }
 
-impl From<ContentKey> for Vec<String> {
-    fn from(key: ContentKey) -> Self {
-        key.0
+impl TryFrom<Vec<String>> for ContentKey {
+    type Error = KeyError;
+
+    fn try_from(elements: Vec<String>) -> Result<Self, KeyError> {
+        Self::new(elements)
+    }
+}
+
+/// Encoded as the sequence of its elements.
+impl Serialize for ContentKey {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for element in self.elements() {
+            seq.serialize_element(element)?;
+        }
+        seq.end()
+    }
+}
+
+/// Decoded keys are validated like typed ones.
+impl<'de> Deserialize<'de> for ContentKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let elements = Vec::<String>::deserialize(deserializer)?;
+        Self::new(elements).map_err(serde::de::Error::custom)
     }
 }
 
@@ -137,7 +168,7 @@ impl fmt::Display for ContentKey {
     /// Elements joined by `.`; an element that itself holds a `.` or `"` is quoted, so the
     /// display is unambiguous.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, element) in self.0.iter().enumerate() {
+        for (i, element) in self.elements().enumerate() {
             if i > 0 {
                 f.write_str(".")?;
             }
@@ -244,9 +275,22 @@ mod tests {
 
     #[test]
     fn hash_input_separates_elements() {
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        key(&["a.b"]).hash_input(&mut a);
-        key(&["a", "b"]).hash_input(&mut b);
-        assert_ne!(a, b);
+        assert_ne!(key(&["a.b"]).hash_input(), key(&["a", "b"]).hash_input());
+    }
+
+    #[test]
+    fn elements_parent_child_and_prefixes() {
+        let k = key(&["a", "b", "c"]);
+        assert_eq!(k.elements().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(k.len(), 3);
+        assert_eq!(k.parent().unwrap().child("c").unwrap(), k);
+        assert!(k.starts_with(&key(&["a", "b"])));
+        assert!(k.starts_with(&k));
+        assert!(!key(&["ab"]).starts_with(&key(&["a"])));
+        assert!(!key(&["a", "bc"]).starts_with(&key(&["a", "b"])));
+        assert_eq!(
+            key(&["a"]).child(""),
+            Err(KeyError::EmptyElement { index: 1 })
+        );
     }
 }

@@ -26,59 +26,57 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn leaf() -> Node {
-    Node::Leaf {
-        entries: vec![
-            (
-                key(&["sales"]),
-                Entry {
-                    content_id: content_id(1),
-                    content: Content::Namespace {
-                        properties: BTreeMap::from([("owner".into(), "ana".into())]),
-                    },
+    Node::leaf(vec![
+        (
+            key(&["sales"]),
+            Entry {
+                content_id: content_id(1),
+                content: Content::Namespace {
+                    properties: BTreeMap::from([("owner".into(), "ana".into())]),
                 },
-            ),
-            (
-                key(&["sales", "orders"]),
-                Entry {
-                    content_id: content_id(2),
-                    content: Content::IcebergTable {
-                        metadata_location: "s3://w/orders/metadata/00001.metadata.json".into(),
-                        snapshot_id: Some(7),
-                        schema_id: 1,
-                        spec_id: 0,
-                        sort_order_id: 0,
-                    },
+            },
+        ),
+        (
+            key(&["sales", "orders"]),
+            Entry {
+                content_id: content_id(2),
+                content: Content::IcebergTable {
+                    metadata_location: "s3://w/orders/metadata/00001.metadata.json".into(),
+                    snapshot_id: Some(7),
+                    schema_id: 1,
+                    spec_id: 0,
+                    sort_order_id: 0,
                 },
-            ),
-            (
-                key(&["sales", "v"]),
-                Entry {
-                    content_id: content_id(3),
-                    content: Content::IcebergView {
-                        metadata_location: "s3://w/v/metadata/00000.metadata.json".into(),
-                        version_id: 1,
-                    },
+            },
+        ),
+        (
+            key(&["sales", "v"]),
+            Entry {
+                content_id: content_id(3),
+                content: Content::IcebergView {
+                    metadata_location: "s3://w/v/metadata/00000.metadata.json".into(),
+                    version_id: 1,
                 },
-            ),
-            (
-                key(&["sales", "z"]),
-                Entry {
-                    content_id: content_id(4),
-                    content: Content::Generic {
-                        kind: "delta".into(),
-                        location: "s3://w/z".into(),
-                        properties: BTreeMap::new(),
-                    },
+            },
+        ),
+        (
+            key(&["sales", "z"]),
+            Entry {
+                content_id: content_id(4),
+                content: Content::Generic {
+                    kind: "delta".into(),
+                    location: "s3://w/z".into(),
+                    properties: BTreeMap::new(),
                 },
-            ),
-        ],
-    }
+            },
+        ),
+    ])
 }
 
 fn inner() -> Node {
-    Node::Inner {
-        level: 1,
-        children: vec![
+    Node::inner(
+        1,
+        vec![
             Child {
                 last_key: key(&["a"]),
                 id: ObjectId::from_bytes([1; 32]),
@@ -90,7 +88,7 @@ fn inner() -> Node {
                 count: 300,
             },
         ],
-    }
+    )
 }
 
 fn commit() -> Commit {

@@ -29,6 +29,7 @@ pub enum BuildError {
 ///
 /// Gives exactly the tree that inserting the same entries by [`edit`](super::edit) in any
 /// order gives; it is just faster for bulk loads.
+#[tracing::instrument(level = "debug", skip_all, fields(repo = %odb.repo()))]
 pub async fn build(
     odb: &Odb,
     entries: impl IntoIterator<Item = (ContentKey, Entry)>,
@@ -36,7 +37,6 @@ pub async fn build(
     let mut builder = Builder {
         odb,
         batch: Vec::new(),
-        scratch: Vec::new(),
     };
     let mut leaves: Vec<Child> = Vec::new();
     let mut pending: Vec<(ContentKey, Entry)> = Vec::new();
@@ -49,7 +49,7 @@ pub async fn build(
             });
         }
         previous = Some(key.clone());
-        let ends_chunk = is_boundary(&key, 0, &mut builder.scratch);
+        let ends_chunk = is_boundary(&key, 0);
         pending.push((key, entry));
         if ends_chunk {
             leaves.push(builder.node(0, std::mem::take(&mut pending)).await?);
@@ -65,7 +65,7 @@ pub async fn build(
         let mut next = Vec::new();
         let mut pending = Vec::new();
         for child in level_items {
-            let ends_chunk = is_boundary(&child.last_key, level, &mut builder.scratch);
+            let ends_chunk = is_boundary(&child.last_key, level);
             pending.push(child);
             if ends_chunk {
                 next.push(builder.node(level, std::mem::take(&mut pending)).await?);
@@ -78,7 +78,7 @@ pub async fn build(
     }
     let root = match level_items.pop() {
         Some(child) => child.id,
-        None => builder.push(Node::EMPTY),
+        None => builder.push(Node::empty()),
     };
     builder.flush().await?;
     Ok(root)
@@ -87,7 +87,6 @@ pub async fn build(
 struct Builder<'a> {
     odb: &'a Odb,
     batch: Vec<(RawObject, Object)>,
-    scratch: Vec<u8>,
 }
 
 impl Builder<'_> {

@@ -1,11 +1,13 @@
 //! Differences between two trees, skipping every subtree the two share.
 
+use std::cmp::Ordering;
+
 use crate::entry::Entry;
 use crate::id::ObjectId;
 use crate::key::ContentKey;
 use crate::odb::{Odb, ReadError};
 use crate::tree::KeyRange;
-use crate::tree::frontier::{Frontier, Item};
+use crate::tree::frontier::{Front, Frontier};
 
 /// One key whose entry differs between the two trees.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +34,7 @@ pub struct DiffPage {
 /// Because equal key sets chunk into equal nodes, unchanged regions of the two trees are equal
 /// subtrees, and those are dropped by id without being read: the cost follows the number of
 /// differences (O(d log n) nodes), not the size of the trees.
+#[tracing::instrument(level = "debug", skip_all, fields(repo = %odb.repo(), a = %a.short(12), b = %b.short(12)))]
 pub async fn diff(
     odb: &Odb,
     a: &ObjectId,
@@ -71,13 +74,19 @@ pub async fn diff(
     })
 }
 
-/// Which frontier to expand, or what to do with two entries at the front.
+/// What to do with the items at the two fronts.
 enum Step {
     SkipShared,
     ExpandLeft,
     ExpandRight,
     ExpandBoth,
-    Compare,
+    /// Consume the front entry of the left side, the right side, or both; report the change
+    /// if there is one.
+    Take {
+        left: bool,
+        right: bool,
+        change: Option<Change>,
+    },
     Done,
 }
 
@@ -87,37 +96,11 @@ async fn next_change(
     right: &mut Frontier,
 ) -> Result<Option<Change>, ReadError> {
     loop {
-        let step = match (left.peek(), right.peek()) {
-            (None, None) => Step::Done,
-            (Some(Item::Subtree { .. }), None) => Step::ExpandLeft,
-            (None, Some(Item::Subtree { .. })) => Step::ExpandRight,
-            (
-                Some(Item::Subtree {
-                    id: x, level: lx, ..
-                }),
-                Some(Item::Subtree {
-                    id: y, level: ly, ..
-                }),
-            ) => {
-                if x == y {
-                    Step::SkipShared
-                } else if lx > ly {
-                    Step::ExpandLeft
-                } else if ly > lx {
-                    Step::ExpandRight
-                } else {
-                    Step::ExpandBoth
-                }
-            }
-            (Some(Item::Subtree { .. }), Some(Item::Entry(..))) => Step::ExpandLeft,
-            (Some(Item::Entry(..)), Some(Item::Subtree { .. })) => Step::ExpandRight,
-            (Some(Item::Entry(..)) | None, Some(Item::Entry(..)) | None) => Step::Compare,
-        };
-        match step {
+        match decide(left.peek(), right.peek()) {
             Step::Done => return Ok(None),
             Step::SkipShared => {
-                left.pop();
-                right.pop();
+                left.advance();
+                right.advance();
             }
             Step::ExpandLeft => left.expand(odb).await?,
             Step::ExpandRight => right.expand(odb).await?,
@@ -125,51 +108,84 @@ async fn next_change(
                 left.expand(odb).await?;
                 right.expand(odb).await?;
             }
-            Step::Compare => {
-                if let Some(change) = compare_fronts(left, right) {
-                    return Ok(Some(change));
+            Step::Take {
+                left: l,
+                right: r,
+                change,
+            } => {
+                if l {
+                    left.advance();
+                }
+                if r {
+                    right.advance();
+                }
+                if change.is_some() {
+                    return Ok(change);
                 }
             }
         }
     }
 }
 
-/// Both fronts are entries (or one side is exhausted): consume the smaller key.
-fn compare_fronts(left: &mut Frontier, right: &mut Frontier) -> Option<Change> {
-    let order = match (left.peek(), right.peek()) {
-        (Some(Item::Entry(l, _)), Some(Item::Entry(r, _))) => l.cmp(r),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        _ => std::cmp::Ordering::Greater,
+/// Subtrees are expanded until both fronts are entries, except that equal subtrees are
+/// skipped whole; of two entries the smaller key is consumed first.
+fn decide(left: Option<Front<'_>>, right: Option<Front<'_>>) -> Step {
+    use Front::{Entry as E, Subtree as S};
+    match (left, right) {
+        (None, None) => Step::Done,
+        (Some(S { id: x, level: lx }), Some(S { id: y, level: ly })) => {
+            if x == y {
+                Step::SkipShared
+            } else if lx > ly {
+                Step::ExpandLeft
+            } else if ly > lx {
+                Step::ExpandRight
+            } else {
+                Step::ExpandBoth
+            }
+        }
+        (Some(S { .. }), _) => Step::ExpandLeft,
+        (_, Some(S { .. })) => Step::ExpandRight,
+        (Some(E(key, before)), None) => removed(key, before),
+        (None, Some(E(key, after))) => added(key, after),
+        (Some(E(lk, before)), Some(E(rk, after))) => match lk.cmp(rk) {
+            Ordering::Less => removed(lk, before),
+            Ordering::Greater => added(rk, after),
+            Ordering::Equal => Step::Take {
+                left: true,
+                right: true,
+                change: (before != after).then(|| Change {
+                    key: lk.clone(),
+                    before: Some(before.clone()),
+                    after: Some(after.clone()),
+                }),
+            },
+        },
+    }
+}
+
+fn removed(key: &ContentKey, before: &Entry) -> Step {
+    let change = Change {
+        key: key.clone(),
+        before: Some(before.clone()),
+        after: None,
     };
-    let take = |f: &mut Frontier| match f.pop() {
-        Some(Item::Entry(key, entry)) => Some((key, entry)),
-        _ => None,
+    Step::Take {
+        left: true,
+        right: false,
+        change: Some(change),
+    }
+}
+
+fn added(key: &ContentKey, after: &Entry) -> Step {
+    let change = Change {
+        key: key.clone(),
+        before: None,
+        after: Some(after.clone()),
     };
-    match order {
-        std::cmp::Ordering::Less => {
-            let (key, before) = take(left)?;
-            Some(Change {
-                key,
-                before: Some(before),
-                after: None,
-            })
-        }
-        std::cmp::Ordering::Greater => {
-            let (key, after) = take(right)?;
-            Some(Change {
-                key,
-                before: None,
-                after: Some(after),
-            })
-        }
-        std::cmp::Ordering::Equal => {
-            let (key, before) = take(left)?;
-            let (_, after) = take(right)?;
-            (before != after).then_some(Change {
-                key,
-                before: Some(before),
-                after: Some(after),
-            })
-        }
+    Step::Take {
+        left: false,
+        right: true,
+        change: Some(change),
     }
 }

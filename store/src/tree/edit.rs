@@ -18,7 +18,7 @@ use crate::key::ContentKey;
 use crate::object::{Object, RawObject};
 use crate::odb::{Odb, ReadError};
 use crate::tree::node::{LevelItem, is_boundary};
-use crate::tree::{Child, Node};
+use crate::tree::{Child, Node, NodeView};
 
 /// The result of an edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,7 @@ pub enum EditError {
 }
 
 /// Applies `edits` (`Some` puts an entry, `None` deletes the key) to the tree at `root`.
+#[tracing::instrument(level = "debug", skip_all, fields(repo = %odb.repo(), root = %root.short(12), edits = edits.len()))]
 pub async fn edit(
     odb: &Odb,
     root: &ObjectId,
@@ -52,7 +53,6 @@ pub async fn edit(
         odb,
         root: *root,
         created: HashMap::new(),
-        scratch: Vec::new(),
     };
     let root_node = odb.node(root).await?;
     let root_level = root_node.level();
@@ -120,8 +120,10 @@ struct Editor<'a> {
     root: ObjectId,
     /// New nodes by id, written together at the end.
     created: HashMap<ObjectId, (RawObject, Arc<Node>)>,
-    scratch: Vec<u8>,
 }
+
+/// An item waiting to be chunked, with whether it ends a node if that is already known.
+type Pending<T> = (T, Option<bool>);
 
 impl Editor<'_> {
     async fn edit_level<T: LevelItem>(
@@ -134,7 +136,7 @@ impl Editor<'_> {
             removed: Vec::new(),
             added: Vec::new(),
         };
-        let mut pending: Vec<T> = Vec::new();
+        let mut pending: Vec<Pending<T>> = Vec::new();
         let mut next = 0;
         // Set while a rewritten run must absorb the node after the one with this last key.
         let mut absorb_after: Option<ContentKey> = None;
@@ -151,7 +153,8 @@ impl Editor<'_> {
                 (false, Some(last)) => next + edits[next..].partition_point(|(k, _)| k <= last),
                 _ => edits.len(),
             };
-            pending.extend(apply(T::items(&located.node), &edits[next..end]));
+            let items = T::items(&located.node);
+            pending.extend(apply(items, &edits[next..end], !located.rightmost));
             next = end;
             if let Some(last_key) = located.node.last_key() {
                 out.removed.push(Child {
@@ -163,7 +166,7 @@ impl Editor<'_> {
             self.chunk(level, &mut pending, &mut out.added);
             if !pending.is_empty() {
                 if located.rightmost {
-                    let rest = std::mem::take(&mut pending);
+                    let rest = pending.drain(..).map(|(item, _)| item).collect();
                     out.added.push(self.create(level, rest));
                 } else {
                     absorb_after = located.node.last_key().cloned();
@@ -173,22 +176,38 @@ impl Editor<'_> {
         if !pending.is_empty() {
             // Only reachable if a non-rightmost node had no successor, which the tree's shape
             // rules out; closing the run keeps every entry either way.
-            out.added.push(self.create(level, pending));
+            let rest = pending.into_iter().map(|(item, _)| item).collect();
+            out.added.push(self.create(level, rest));
         }
         Ok(out)
     }
 
     /// Turns every complete chunk at the front of `pending` into a node.
-    fn chunk<T: LevelItem>(&mut self, level: u8, pending: &mut Vec<T>, added: &mut Vec<Child>) {
-        let mut start = 0;
-        for i in 0..pending.len() {
-            if is_boundary(pending[i].key(), level, &mut self.scratch) {
-                let items = pending[start..=i].to_vec();
-                added.push(self.create(level, items));
-                start = i + 1;
-            }
+    /// Only items whose status is unknown (new keys) are hashed.
+    fn chunk<T: LevelItem>(
+        &mut self,
+        level: u8,
+        pending: &mut Vec<Pending<T>>,
+        added: &mut Vec<Child>,
+    ) {
+        let ends: Vec<usize> = pending
+            .iter()
+            .enumerate()
+            .filter(|(_, (item, known))| known.unwrap_or_else(|| is_boundary(item.key(), level)))
+            .map(|(i, _)| i)
+            .collect();
+        let mut rest = std::mem::take(pending).into_iter();
+        let mut taken = 0;
+        for end in ends {
+            let items = rest
+                .by_ref()
+                .take(end + 1 - taken)
+                .map(|(item, _)| item)
+                .collect();
+            taken = end + 1;
+            added.push(self.create(level, items));
         }
-        pending.drain(..start);
+        *pending = rest.collect();
     }
 
     fn create<T: LevelItem>(&mut self, level: u8, items: Vec<T>) -> Child {
@@ -222,15 +241,13 @@ impl Editor<'_> {
         let mut node = self.odb.node(&id).await?;
         let mut rightmost = true;
         for _ in level..root_level {
-            let Node::Inner { children, .. } = node.as_ref() else {
+            let NodeView::Inner { children, .. } = node.view() else {
                 unreachable!("levels above 0 are inner nodes")
             };
-            let i = if strictly_after {
-                children.partition_point(|c| &c.last_key <= key)
-            } else {
-                children
-                    .partition_point(|c| &c.last_key < key)
-                    .min(children.len() - 1)
+            let i = match (node.search(key), strictly_after) {
+                (Ok(i), true) => i + 1,
+                (Err(i), true) => i,
+                (Ok(i) | Err(i), false) => i.min(children.len() - 1),
             };
             let Some(child) = children.get(i) else {
                 return Ok(None);
@@ -252,10 +269,11 @@ impl Editor<'_> {
         let mut level = level;
         while top.len() > 1 {
             level += 1;
-            let mut pending = std::mem::take(&mut top);
+            let mut pending: Vec<Pending<Child>> = top.drain(..).map(|c| (c, None)).collect();
             self.chunk(level, &mut pending, &mut top);
             if !pending.is_empty() {
-                top.push(self.create(level, pending));
+                let rest = pending.into_iter().map(|(item, _)| item).collect();
+                top.push(self.create(level, rest));
             }
         }
         let Some(mut root) = top.pop().map(|c| c.id) else {
@@ -267,15 +285,15 @@ impl Editor<'_> {
                 Some((_, node)) => node.clone(),
                 None => self.odb.node(&root).await?,
             };
-            match node.as_ref() {
-                Node::Inner { children, .. } if children.len() == 1 => root = children[0].id,
+            match node.view() {
+                NodeView::Inner { children, .. } if children.len() == 1 => root = children[0].id,
                 _ => return Ok(root),
             }
         }
     }
 
     fn create_empty(&mut self) -> ObjectId {
-        let node = Arc::new(Node::EMPTY);
+        let node = Arc::new(Node::empty());
         let raw = Object::Tree(node.clone()).encode();
         let id = raw.id;
         self.created.insert(id, (raw, node));
@@ -288,7 +306,7 @@ impl Editor<'_> {
         let mut stack = vec![root];
         while let Some(id) = stack.pop() {
             if let Some((raw, node)) = self.created.remove(&id) {
-                if let Node::Inner { children, .. } = node.as_ref() {
+                if let NodeView::Inner { children, .. } = node.view() {
                     stack.extend(children.iter().map(|c| c.id));
                 }
                 reachable.push((raw, Object::Tree(node)));
@@ -303,19 +321,33 @@ impl Editor<'_> {
     }
 }
 
-/// Merges sorted `edits` into sorted `items`.
-fn apply<T: LevelItem>(items: &[T], edits: &[(ContentKey, Option<T>)]) -> Vec<T> {
+/// Merges sorted `edits` into the sorted `items` of one node. Kept items carry their known
+/// boundary status (only a node's last item ends it, and it surely does when `ends_on_boundary`),
+/// a replaced item keeps the status of the key it replaces, and new keys are left to be hashed.
+fn apply<T: LevelItem>(
+    items: &[T],
+    edits: &[(ContentKey, Option<T>)],
+    ends_on_boundary: bool,
+) -> Vec<Pending<T>> {
+    let last = items.len().saturating_sub(1);
+    let status = |i: usize| match (i == last, ends_on_boundary) {
+        (false, _) => Some(false),
+        (true, true) => Some(true),
+        (true, false) => None,
+    };
     let mut out = Vec::with_capacity(items.len() + edits.len());
-    let mut items = items.iter().peekable();
+    let mut items = items.iter().enumerate().peekable();
     for (key, edit) in edits {
-        while let Some(item) = items.next_if(|i| i.key() < key) {
-            out.push(item.clone());
+        while let Some((i, item)) = items.next_if(|(_, item)| item.key() < key) {
+            out.push((item.clone(), status(i)));
         }
-        items.next_if(|i| i.key() == key);
+        let replaced = items
+            .next_if(|(_, item)| item.key() == key)
+            .map(|(i, _)| status(i));
         if let Some(new) = edit {
-            out.push(new.clone());
+            out.push((new.clone(), replaced.flatten()));
         }
     }
-    out.extend(items.cloned());
+    out.extend(items.map(|(i, item)| (item.clone(), status(i))));
     out
 }

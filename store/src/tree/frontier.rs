@@ -1,7 +1,9 @@
 //! An ordered walk over the entries of a tree that can skip whole subtrees.
 //!
-//! The frontier holds what is left to visit, smallest keys first: unexpanded subtrees and
-//! entries. Listing pops entries; diff compares two frontiers and drops equal subtrees unread.
+//! The frontier is a stack of positions in nodes, from the root down: what is left to visit,
+//! smallest keys first. Listing takes entries from it; diff walks two frontiers side by side
+//! and drops subtrees whose ids are equal without reading them. Items are borrowed from the
+//! cached nodes, so nothing is cloned until a caller keeps it.
 
 use std::sync::Arc;
 
@@ -9,123 +11,154 @@ use crate::entry::Entry;
 use crate::id::ObjectId;
 use crate::key::ContentKey;
 use crate::odb::{Odb, ReadError};
-use crate::tree::{KeyRange, Node};
+use crate::tree::{KeyRange, Node, NodeView};
 
-#[derive(Debug, Clone)]
-pub(crate) enum Item {
-    Subtree {
-        id: ObjectId,
-        level: u8,
-        /// Every key in the subtree is greater than this one.
-        after: Option<ContentKey>,
-        /// The greatest key in the subtree, when known (unknown for a root).
-        last_key: Option<ContentKey>,
-    },
-    Entry(ContentKey, Entry),
+/// The item at the front of a frontier, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Front<'a> {
+    Subtree { id: &'a ObjectId, level: u8 },
+    Entry(&'a ContentKey, &'a Entry),
+}
+
+/// A position inside one node.
+#[derive(Debug)]
+struct Cursor {
+    node: Arc<Node>,
+    index: usize,
+    /// Every key of this node is greater than this one (the key before the node).
+    after: Option<ContentKey>,
 }
 
 #[derive(Debug)]
 pub(crate) struct Frontier {
-    /// Reversed: the next item is at the end.
-    stack: Vec<Item>,
+    /// The root, until it is expanded.
+    root: Option<(ObjectId, u8)>,
+    stack: Vec<Cursor>,
     range: KeyRange,
     pub(crate) nodes_read: u64,
 }
 
 impl Frontier {
     pub(crate) fn new(root: ObjectId, root_level: u8, range: KeyRange) -> Self {
-        let root = Item::Subtree {
-            id: root,
-            level: root_level,
-            after: None,
-            last_key: None,
-        };
         Self {
-            stack: vec![root],
+            root: Some((root, root_level)),
+            stack: Vec::new(),
             range,
             nodes_read: 0,
         }
     }
 
-    /// The next item in the range, dropping items entirely before it. `None` once the rest lies
+    /// The next item in the range, dropping items entirely before it; `None` once the rest lies
     /// past the end of the range.
-    pub(crate) fn peek(&mut self) -> Option<&Item> {
-        while let Some(item) = self.stack.last() {
-            let (before, past) = match item {
-                Item::Entry(key, _) => (self.range.is_before(key), self.range.is_past(key)),
-                Item::Subtree {
-                    after, last_key, ..
-                } => (
-                    last_key.as_ref().is_some_and(|k| self.range.is_before(k)),
-                    after.as_ref().is_some_and(|k| self.range.is_past(k)),
-                ),
+    pub(crate) fn peek(&mut self) -> Option<Front<'_>> {
+        if let Some((id, level)) = &self.root {
+            return Some(Front::Subtree { id, level: *level });
+        }
+        loop {
+            let cursor = self.stack.last_mut()?;
+            let (before, past) = match cursor.node.view() {
+                NodeView::Leaf { entries } => match entries.get(cursor.index) {
+                    None => (None, false),
+                    Some((key, _)) => (Some(self.range.is_before(key)), self.range.is_past(key)),
+                },
+                NodeView::Inner { children, .. } => match children.get(cursor.index) {
+                    None => (None, false),
+                    Some(child) => {
+                        let after = match cursor.index {
+                            0 => cursor.after.as_ref(),
+                            i => Some(&children[i - 1].last_key),
+                        };
+                        (
+                            Some(self.range.is_before(&child.last_key)),
+                            after.is_some_and(|k| self.range.is_past(k)),
+                        )
+                    }
+                },
             };
-            if past {
-                self.stack.clear();
-            } else if before {
-                self.stack.pop();
-            } else {
-                break;
+            match before {
+                None => {
+                    self.stack.pop();
+                }
+                Some(_) if past => {
+                    self.stack.clear();
+                    return None;
+                }
+                Some(true) => cursor.index += 1,
+                Some(false) => break,
             }
         }
-        self.stack.last()
+        let cursor = self.stack.last()?;
+        Some(match cursor.node.view() {
+            NodeView::Leaf { entries } => {
+                let (key, entry) = &entries[cursor.index];
+                Front::Entry(key, entry)
+            }
+            NodeView::Inner { level, children } => Front::Subtree {
+                id: &children[cursor.index].id,
+                level: level - 1,
+            },
+        })
     }
 
-    pub(crate) fn pop(&mut self) -> Option<Item> {
-        self.peek()?;
-        self.stack.pop()
+    /// Drops the item at the front.
+    pub(crate) fn advance(&mut self) {
+        if self.root.take().is_some() {
+            return;
+        }
+        if let Some(cursor) = self.stack.last_mut() {
+            cursor.index += 1;
+        }
     }
 
     /// Replaces the subtree at the front with its items.
     pub(crate) async fn expand(&mut self, odb: &Odb) -> Result<(), ReadError> {
-        let Some(Item::Subtree { id, after, .. }) = self.pop() else {
-            return Ok(());
-        };
-        let node: Arc<Node> = odb.node(&id).await?;
-        self.nodes_read += 1;
-        match node.as_ref() {
-            Node::Leaf { entries } => {
-                self.stack.extend(
-                    entries
-                        .iter()
-                        .rev()
-                        .map(|(k, e)| Item::Entry(k.clone(), e.clone())),
-                );
-            }
-            Node::Inner { level, children } => {
-                let child_level = level - 1;
-                for (i, child) in children.iter().enumerate().rev() {
-                    let after = match i {
-                        0 => after.clone(),
-                        _ => Some(children[i - 1].last_key.clone()),
-                    };
-                    self.stack.push(Item::Subtree {
-                        id: child.id,
-                        level: child_level,
-                        after,
-                        last_key: Some(child.last_key.clone()),
-                    });
+        let (id, after) = match self.root.take() {
+            Some((id, _)) => (id, None),
+            None => {
+                if !matches!(self.peek(), Some(Front::Subtree { .. })) {
+                    return Ok(());
                 }
+                let cursor = self.stack.last_mut().expect("peek saw a subtree");
+                let NodeView::Inner { children, .. } = cursor.node.view() else {
+                    unreachable!("subtrees live in inner nodes")
+                };
+                let after = match cursor.index {
+                    0 => cursor.after.clone(),
+                    i => Some(children[i - 1].last_key.clone()),
+                };
+                let id = children[cursor.index].id;
+                cursor.index += 1;
+                (id, after)
             }
-        }
+        };
+        let node = odb.node(&id).await?;
+        self.nodes_read += 1;
+        self.stack.push(Cursor {
+            node,
+            index: 0,
+            after,
+        });
         Ok(())
     }
 
-    /// Expands subtrees until the front is an entry; `None` at the end of the range.
+    /// Expands subtrees until the front is an entry, and takes it; `None` at the end of the
+    /// range.
     pub(crate) async fn next_entry(
         &mut self,
         odb: &Odb,
     ) -> Result<Option<(ContentKey, Entry)>, ReadError> {
         loop {
-            match self.peek() {
+            let entry = match self.peek() {
                 None => return Ok(None),
-                Some(Item::Subtree { .. }) => self.expand(odb).await?,
-                Some(Item::Entry(..)) => {
-                    let Some(Item::Entry(key, entry)) = self.stack.pop() else {
-                        unreachable!("peeked an entry")
-                    };
-                    return Ok(Some((key, entry)));
+                Some(Front::Subtree { .. }) => None,
+                Some(Front::Entry(key, entry)) => Some((key.clone(), entry.clone())),
+            };
+            match entry {
+                Some(entry) => {
+                    self.advance();
+                    return Ok(Some(entry));
                 }
+                None => self.expand(odb).await?,
             }
         }
     }

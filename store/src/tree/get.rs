@@ -6,21 +6,20 @@ use crate::entry::Entry;
 use crate::id::ObjectId;
 use crate::key::ContentKey;
 use crate::odb::{Odb, ReadError};
-use crate::tree::Node;
+use crate::tree::{Node, NodeView};
 
 /// The entry at `key` in the tree rooted at `root`, or `None`.
 pub async fn get(odb: &Odb, root: &ObjectId, key: &ContentKey) -> Result<Option<Entry>, ReadError> {
     let mut node: Arc<Node> = odb.node(root).await?;
     loop {
-        let next = match node.as_ref() {
-            Node::Leaf { entries } => {
-                return Ok(entries
-                    .binary_search_by(|(k, _)| k.cmp(key))
-                    .ok()
-                    .map(|i| entries[i].1.clone()));
+        let position = node.search(key);
+        let next = match node.view() {
+            NodeView::Leaf { entries } => {
+                return Ok(position.ok().map(|i| entries[i].1.clone()));
             }
-            Node::Inner { children, .. } => {
-                let i = children.partition_point(|c| &c.last_key < key);
+            NodeView::Inner { children, .. } => {
+                // The child holding `key` is the first whose last key is not less than it.
+                let i = position.unwrap_or_else(|i| i);
                 match children.get(i) {
                     Some(child) => child.id,
                     None => return Ok(None),

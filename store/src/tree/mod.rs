@@ -23,7 +23,7 @@ pub use diff::{Change, DiffPage, diff};
 pub use edit::{EditError, EditOutcome, edit};
 pub use get::get;
 pub use list::{Page, list};
-pub use node::{Child, Node};
+pub use node::{Child, Node, NodeView};
 pub use range::{KeyRange, RangeEnd};
 
 use crate::backend::BackendError;
@@ -33,11 +33,11 @@ use crate::odb::Odb;
 
 /// Writes the empty tree and returns its root id (the same id in every repository).
 pub async fn empty(odb: &Odb) -> Result<ObjectId, BackendError> {
-    let ids = odb.write(vec![Object::Tree(Node::EMPTY.into())]).await?;
+    let ids = odb.write(vec![Object::Tree(Node::empty().into())]).await?;
     Ok(ids[0])
 }
 
 /// The root id of the empty tree, without writing it.
 pub fn empty_id() -> ObjectId {
-    Object::Tree(Node::EMPTY.into()).encode().id
+    Object::Tree(Node::empty().into()).encode().id
 }
