@@ -36,6 +36,19 @@ fn benches(c: &mut Criterion) {
 
         let probes: Vec<_> = spread(n, 4_096).into_iter().map(key).collect();
         group.throughput(Throughput::Elements(GETS_PER_ITER as u64));
+        // Baseline, same run: an in-process BTreeMap holding the same entries, no hashing,
+        // no cache, no persistence.
+        let map: BTreeMap<_, _> = (0..n).map(|i| (key(i), entry(i, 0))).collect();
+        group.bench_with_input(BenchmarkId::new("baseline_btreemap_get", n), &n, |b, _| {
+            let mut at = 0;
+            b.iter(|| {
+                for _ in 0..GETS_PER_ITER {
+                    at = (at + 1) % probes.len();
+                    black_box(map.get(&probes[at]).cloned());
+                }
+            });
+        });
+        drop(map);
         group.bench_with_input(BenchmarkId::new("get_warm", n), &n, |b, _| {
             let mut at = 0;
             b.iter(|| {
