@@ -54,6 +54,11 @@ pub fn odb() -> Odb {
     )
 }
 
+/// `count` tables of namespace `schema_000`, which sit together in key order.
+pub fn clustered(n: u64, count: usize) -> Vec<u64> {
+    (0..n).step_by(100).take(count).collect()
+}
+
 /// A tree of `n` entries (keys `0..n`), bulk built.
 pub async fn tree_of(odb: &Odb, n: u64) -> ObjectId {
     let entries: BTreeMap<ContentKey, Entry> = (0..n).map(|i| (key(i), entry(i, 0))).collect();

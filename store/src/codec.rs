@@ -30,8 +30,11 @@ pub enum DecodeError {
 }
 
 pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    bincode::serde::encode_to_vec(value, config())
-        .expect("object types hold only sized sequences, ordered maps and integers")
+    // Tree nodes are a few KiB: start there rather than growing from nothing.
+    let mut out = Vec::with_capacity(4096);
+    bincode::serde::encode_into_std_write(value, &mut out, config())
+        .expect("object types hold only sized sequences, ordered maps and integers");
+    out
 }
 
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {

@@ -97,7 +97,8 @@ impl ContentKey {
 
     /// Number of elements (at least 1).
     pub fn len(&self) -> usize {
-        self.0.matches(SEPARATOR).count() + 1
+        // Bytes, not chars: the separator is ASCII, and a byte count vectorizes.
+        self.0.bytes().filter(|b| *b == 0).count() + 1
     }
 
     /// Always false: a key has at least one element. Present for API symmetry with `len`.

@@ -69,7 +69,12 @@ pub async fn edit(
         }
         let parent_edits = level_out.parent_edits();
         if parent_edits.is_empty() {
-            break *root;
+            // Every node rewritten at this level came out as it was, so every node rewritten
+            // below did too: nothing new to write.
+            return Ok(EditOutcome {
+                root: *root,
+                nodes_written: 0,
+            });
         }
         level += 1;
         level_out = editor.edit_level(level, root_level, parent_edits).await?;
@@ -286,7 +291,11 @@ impl Editor<'_> {
                 None => self.odb.node(&root).await?,
             };
             match node.view() {
-                NodeView::Inner { children, .. } if children.len() == 1 => root = children[0].id,
+                NodeView::Inner { children, .. } if children.len() == 1 => {
+                    // A root with one child is not canonical: the child is the root.
+                    self.created.remove(&root);
+                    root = children[0].id;
+                }
                 _ => return Ok(root),
             }
         }
@@ -300,20 +309,16 @@ impl Editor<'_> {
         id
     }
 
-    /// Writes the new nodes reachable from `root`; nodes dropped by root collapsing are not.
-    async fn write(mut self, root: ObjectId) -> Result<EditOutcome, EditError> {
-        let mut reachable = Vec::new();
-        let mut stack = vec![root];
-        while let Some(id) = stack.pop() {
-            if let Some((raw, node)) = self.created.remove(&id) {
-                if let NodeView::Inner { children, .. } = node.view() {
-                    stack.extend(children.iter().map(|c| c.id));
-                }
-                reachable.push((raw, Object::Tree(node)));
-            }
-        }
-        let nodes_written = reachable.len();
-        self.odb.write_encoded(reachable).await?;
+    /// Writes the new nodes. Every node created is referenced by the new tree: each one
+    /// becomes an edit of the level above, and the roots dropped by collapsing were removed.
+    async fn write(self, root: ObjectId) -> Result<EditOutcome, EditError> {
+        let nodes_written = self.created.len();
+        let encoded = self
+            .created
+            .into_values()
+            .map(|(raw, node)| (raw, Object::Tree(node)))
+            .collect();
+        self.odb.write_encoded(encoded).await?;
         Ok(EditOutcome {
             root,
             nodes_written,

@@ -6,9 +6,13 @@ use crate::entry::Entry;
 use crate::id::ObjectId;
 use crate::key::ContentKey;
 
-/// Bits of a key's hash tested per level: a key ends a node with probability 1/2^6, so nodes hold
-/// about 64 items.
-const BITS_PER_LEVEL: u32 = 6;
+/// Bits of a key's hash tested for leaves: a key ends a leaf with probability 1/2^5, so leaves
+/// hold about 32 entries (about 5 KiB of Iceberg table entries): every edit rewrites its leaf,
+/// so leaf size is what an edit costs.
+const LEAF_BITS: u32 = 5;
+
+/// Further bits tested per inner level: about 64 children (60 bytes each) per inner node.
+const INNER_BITS: u32 = 6;
 
 /// One node of the catalog tree: its items, plus an index of their keys laid out in one buffer
 /// so that a lookup's binary search reads a few cache lines instead of chasing one pointer per
@@ -186,7 +190,7 @@ pub struct Child {
 /// The tested bits nest: a key that ends a node at level `l` ends one at every lower level too,
 /// which keeps every inner item's key a boundary of the level below.
 pub(crate) fn is_boundary(key: &ContentKey, level: u8) -> bool {
-    let bits = BITS_PER_LEVEL * (u32::from(level) + 1);
+    let bits = LEAF_BITS + INNER_BITS * u32::from(level);
     if bits >= 64 {
         return false;
     }
@@ -298,8 +302,8 @@ mod tests {
                 }
             }
         }
-        // Expected 200_000/64 ≈ 3125 and /4096 ≈ 49 boundaries.
-        assert!((2_500..3_800).contains(&seen[0]), "{seen:?}");
-        assert!((20..100).contains(&seen[1]), "{seen:?}");
+        // Expected 200_000/32 = 6250 and /2048 ≈ 98 boundaries.
+        assert!((5_500..7_000).contains(&seen[0]), "{seen:?}");
+        assert!((60..140).contains(&seen[1]), "{seen:?}");
     }
 }
