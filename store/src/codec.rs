@@ -29,7 +29,8 @@ pub enum DecodeError {
     TrailingBytes { trailing: usize },
 }
 
-pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+/// The canonical bytes of `value`. Also used for hashing audit events.
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     // Tree nodes are a few KiB: start there rather than growing from nothing.
     let mut out = Vec::with_capacity(4096);
     bincode::serde::encode_into_std_write(value, &mut out, config())
@@ -37,7 +38,8 @@ pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     out
 }
 
-pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
+/// Reads canonical bytes back; refuses trailing bytes.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
     let (value, read) = bincode::serde::decode_from_slice(bytes, config())
         .map_err(|e| DecodeError::Malformed(e.to_string()))?;
     if read != bytes.len() {

@@ -1,7 +1,9 @@
 //! An in-memory backend: objects and refs in maps behind locks. For tests and ephemeral servers;
 //! everything is lost when the process ends.
 
+mod audit;
 mod objects;
+mod records;
 mod refs;
 
 use std::collections::HashMap;
@@ -20,11 +22,31 @@ pub struct MemoryBackend {
     /// One lock per repository's refs: transactions on different repositories never wait for
     /// each other.
     refs: RwLock<HashMap<RepoId, std::sync::Arc<Mutex<RepoRefs>>>>,
+    records:
+        Mutex<std::collections::BTreeMap<pangolin_records::RecordKey, pangolin_records::Record>>,
+    audit: Mutex<Vec<pangolin_records::AuditRecord>>,
 }
 
 impl MemoryBackend {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Changes a stored audit record in place, as an attacker with access to the storage
+    /// would: for tests that show verification catches it.
+    pub fn tamper_with_audit_record(
+        &self,
+        sequence: u64,
+        change: impl FnOnce(&mut pangolin_records::AuditRecord),
+    ) {
+        if let Some(record) = self
+            .audit
+            .lock()
+            .iter_mut()
+            .find(|r| r.sequence == sequence)
+        {
+            change(record);
+        }
     }
 }
 

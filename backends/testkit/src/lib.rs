@@ -4,18 +4,21 @@
 //! one `#[tokio::test]` per case for a backend crate. Every case works in repositories of its
 //! own, so backends that share one database between tests stay independent.
 
+pub mod audit;
 pub mod objects;
+pub mod records;
 pub mod refs;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use pangolin_records::{AuditLog, RecordStore};
 use pangolin_refs::{RefName, RefStore, Reference};
 use pangolin_store::{ObjectId, ObjectKind, ObjectStore, RawObject, RepoId};
 
-/// A store the suite can run against: objects and refs.
-pub trait Backend: ObjectStore + RefStore {}
+/// A store the suite can run against: objects, refs, records and the audit log.
+pub trait Backend: ObjectStore + RefStore + RecordStore + AuditLog {}
 
-impl<T: ObjectStore + RefStore> Backend for T {}
+impl<T: ObjectStore + RefStore + RecordStore + AuditLog> Backend for T {}
 
 /// A repository id no other test uses.
 pub fn fresh_repo() -> RepoId {
@@ -71,7 +74,16 @@ macro_rules! conformance_tests {
             refs::listing_filters_by_kind_and_prefix_and_pages,
             refs::refs_are_scoped_per_repository,
             refs::racing_writers_lose_no_update,
-            refs::transactions_on_different_refs_do_not_conflict
+            refs::transactions_on_different_refs_do_not_conflict,
+            records::creating_requires_the_record_to_be_absent,
+            records::updates_compare_and_swap_the_version,
+            records::deletes_need_the_current_version,
+            records::listing_filters_by_prefix_and_pages,
+            records::racing_record_writers_lose_no_update,
+            audit::appends_form_one_verified_chain,
+            audit::concurrent_appends_keep_the_chain_whole,
+            audit::queries_filter_and_page,
+            audit::events_round_trip_exactly
         );
     };
     (@cases $make:expr; $($module:ident :: $case:ident),* $(,)?) => {

@@ -1,0 +1,36 @@
+//! The audit log: a vector behind a mutex; the mutex serializes appends.
+
+use async_trait::async_trait;
+use pangolin_records::{AuditEvent, AuditLog, AuditQuery, AuditRecord};
+use pangolin_store::BackendError;
+
+use crate::MemoryBackend;
+
+#[async_trait]
+impl AuditLog for MemoryBackend {
+    async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
+        let mut log = self.audit.lock();
+        let record = AuditRecord::next(log.last(), event);
+        log.push(record.clone());
+        Ok(record)
+    }
+
+    async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
+        let log = self.audit.lock();
+        Ok(log
+            .iter()
+            .filter(|r| query.matches(r))
+            .take(query.limit)
+            .cloned()
+            .collect())
+    }
+
+    async fn range(&self, from: u64, to: u64) -> Result<Vec<AuditRecord>, BackendError> {
+        let log = self.audit.lock();
+        Ok(log
+            .iter()
+            .filter(|r| (from..=to).contains(&r.sequence))
+            .cloned()
+            .collect())
+    }
+}
