@@ -75,11 +75,12 @@ pub struct AuditRecord {
 }
 
 impl AuditRecord {
-    /// The record that follows `previous` (or starts the chain) for `event`. Every backend
-    /// builds records with this, inside the step that makes the append atomic.
-    pub fn next(previous: Option<&AuditRecord>, event: AuditEvent) -> Self {
+    /// The record that follows the record with `previous` = (sequence, hash), or starts the
+    /// chain. Every backend builds records with this, inside the step that makes the append
+    /// atomic.
+    pub fn next(previous: Option<(u64, ChainHash)>, event: AuditEvent) -> Self {
         let (sequence, previous) = match previous {
-            Some(p) => (p.sequence + 1, p.hash),
+            Some((sequence, hash)) => (sequence + 1, hash),
             None => (1, ChainHash::default()),
         };
         let hash = chain_hash(&previous, sequence, &event);

@@ -10,7 +10,7 @@ use crate::MemoryBackend;
 impl AuditLog for MemoryBackend {
     async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
         let mut log = self.audit.lock();
-        let record = AuditRecord::next(log.last(), event);
+        let record = AuditRecord::next(log.last().map(|r| (r.sequence, r.hash)), event);
         log.push(record.clone());
         Ok(record)
     }

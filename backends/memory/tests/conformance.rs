@@ -3,7 +3,7 @@
 
 use pangolin_backend_memory::MemoryBackend;
 
-pangolin_testkit::conformance_tests!(MemoryBackend::new());
+pangolin_testkit::conformance_tests!(async { MemoryBackend::new() });
 
 /// Altering a stored event (here through the backend's own hook, as someone with access to the
 /// storage would) is caught by verification, at the altered record.

@@ -51,8 +51,8 @@ pub fn tag(name: &str) -> Reference {
     Reference::tag(RefName::new(name).expect("test names are valid"))
 }
 
-/// One `#[tokio::test]` per conformance case, for the backend `$make` (an async expression
-/// evaluating to the backend) creates.
+/// One `#[tokio::test]` per conformance case, each on a fresh backend from `$make` (a future
+/// that yields the backend, e.g. an `async { ... }` block).
 #[macro_export]
 macro_rules! conformance_tests {
     ($make:expr) => {
@@ -90,7 +90,7 @@ macro_rules! conformance_tests {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                let backend = std::sync::Arc::new($make);
+                let backend = std::sync::Arc::new($make.await);
                 $crate::$module::$case(backend).await;
             }
         )*

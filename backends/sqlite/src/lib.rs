@@ -1,0 +1,146 @@
+//! The SQLite backend: the embedded default. One database file in WAL mode, the schema managed
+//! by migrations, every multi-row change in one transaction.
+//!
+//! Durability: `synchronous = FULL`, so a write that returned has reached the disk (WAL mode
+//! with `NORMAL` could lose the last transactions on power loss). Writes are serialized inside
+//! the process by one lock, so writers queue instead of spinning on SQLite's busy handler;
+//! reads run concurrently on the pool.
+
+mod audit;
+mod errors;
+mod objects;
+mod records;
+mod refs;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use pangolin_store::{BackendError, BackendErrorKind};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use tokio::sync::Mutex;
+
+pub(crate) use errors::classify;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Objects, refs, records and the audit log in one SQLite database file.
+#[derive(Debug)]
+pub struct SqliteBackend {
+    pool: SqlitePool,
+    /// Held for the whole of every write transaction.
+    write_lock: Mutex<()>,
+}
+
+impl SqliteBackend {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, BackendError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path.as_ref())
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        Self::connect(options).await
+    }
+
+    /// Opens a database from a `sqlite:` URL (`sqlite://path/to/file.db`).
+    pub async fn open_url(url: &str) -> Result<Self, BackendError> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| classify("open", e))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(10));
+        Self::connect(options).await
+    }
+
+    async fn connect(options: SqliteConnectOptions) -> Result<Self, BackendError> {
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options)
+            .await
+            .map_err(|e| classify("open", e))?;
+        MIGRATOR.run(&pool).await.map_err(|e| {
+            BackendError::new(
+                BackendErrorKind::Other,
+                "migrate",
+                "applying the schema migrations failed",
+            )
+            .with_source(e)
+        })?;
+        Ok(Self {
+            pool,
+            write_lock: Mutex::new(()),
+        })
+    }
+
+    /// The connection pool, for operators' tools and tests.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Starts a write transaction (`BEGIN IMMEDIATE`), serialized with every other write of
+    /// this backend for as long as the returned guard lives.
+    pub(crate) async fn begin_write(
+        &self,
+        operation: &'static str,
+    ) -> Result<Write<'_>, BackendError> {
+        let guard = self.write_lock.lock().await;
+        let tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| classify(operation, e))?;
+        Ok(Write {
+            tx,
+            _guard: guard,
+            operation,
+        })
+    }
+}
+
+/// An open write transaction and the lock that serializes it.
+pub(crate) struct Write<'a> {
+    pub(crate) tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+    _guard: tokio::sync::MutexGuard<'a, ()>,
+    operation: &'static str,
+}
+
+impl Write<'_> {
+    /// Commits when `result` is a success, rolls back otherwise; the lock is released after.
+    pub(crate) async fn finish<T, E: From<BackendError>>(
+        self,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
+        let operation = self.operation;
+        match result {
+            Ok(value) => {
+                self.tx
+                    .commit()
+                    .await
+                    .map_err(|e| E::from(classify(operation, e)))?;
+                Ok(value)
+            }
+            Err(error) => {
+                // Roll back now, while the lock is held, so the next writer does not wait on a
+                // transaction that is only rolled back lazily.
+                let _ = self.tx.rollback().await;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// Converts between the store's unsigned counters and SQLite's signed integers.
+pub(crate) fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+pub(crate) fn to_u64(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
