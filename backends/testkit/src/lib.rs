@@ -53,10 +53,16 @@ pub fn tag(name: &str) -> Reference {
 
 /// One `#[tokio::test]` per conformance case, each on a fresh backend from `$make` (a future
 /// that yields the backend, e.g. an `async { ... }` block).
+///
+/// With `skip_if: <expr>`, each test returns at once (saying so on stderr) when the expression
+/// is true: for backends that need a server the caller has decided is absent.
 #[macro_export]
 macro_rules! conformance_tests {
     ($make:expr) => {
-        $crate::conformance_tests!(@cases $make;
+        $crate::conformance_tests!($make, skip_if: false);
+    };
+    ($make:expr, skip_if: $skip:expr) => {
+        $crate::conformance_tests!(@cases $make, $skip;
             objects::stored_objects_read_back_byte_for_byte,
             objects::a_missing_object_is_none_not_an_error,
             objects::puts_are_idempotent,
@@ -86,10 +92,14 @@ macro_rules! conformance_tests {
             audit::events_round_trip_exactly
         );
     };
-    (@cases $make:expr; $($module:ident :: $case:ident),* $(,)?) => {
+    (@cases $make:expr, $skip:expr; $($module:ident :: $case:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
+                if $skip {
+                    eprintln!("skipped: {}", stringify!($case));
+                    return;
+                }
                 let backend = std::sync::Arc::new($make.await);
                 $crate::$module::$case(backend).await;
             }
