@@ -5,6 +5,7 @@
 //! own, so backends that share one database between tests stay independent.
 
 pub mod audit;
+pub mod crash;
 pub mod objects;
 pub mod records;
 pub mod refs;
