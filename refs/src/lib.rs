@@ -6,7 +6,7 @@ pub mod store;
 pub mod transaction;
 
 pub use name::{RefKind, RefName, RefNameError, Reference};
-pub use store::{LogQuery, RefPage, RefQuery, RefStore};
+pub use store::{LogQuery, Publish, RefPage, RefQuery, RefStore};
 pub use transaction::{
     Expected, InvalidTransaction, RefLogEntry, RefUpdate, Target, TransactError, Transaction,
 };

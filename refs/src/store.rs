@@ -1,7 +1,7 @@
 //! The ref-store trait every backend implements.
 
 use async_trait::async_trait;
-use pangolin_store::{BackendError, ObjectId, RepoId, Timestamp};
+use pangolin_store::{BackendError, ObjectId, ObjectStore, RawObject, RepoId, Timestamp};
 
 use crate::name::{RefKind, Reference};
 use crate::transaction::{RefLogEntry, TransactError, Transaction};
@@ -73,4 +73,23 @@ pub trait RefStore: Send + Sync + 'static {
         reference: &Reference,
         time: Timestamp,
     ) -> Result<Option<RefLogEntry>, BackendError>;
+}
+
+/// Storing the objects a ref move publishes, together with the move.
+///
+/// The default stores the objects, then applies the transaction: objects are immutable, so one
+/// that is stored without its ref move is only unreferenced, never wrong. Backends that can do
+/// both in one database transaction override it: one round of locking and one sync to disk
+/// instead of several.
+#[async_trait]
+pub trait Publish: ObjectStore + RefStore {
+    async fn publish(
+        &self,
+        repo: &RepoId,
+        objects: Vec<RawObject>,
+        tx: Transaction,
+    ) -> Result<Vec<RefLogEntry>, TransactError> {
+        self.put_many(repo, &objects).await?;
+        self.transact(repo, tx).await
+    }
 }

@@ -15,6 +15,7 @@ pub mod id;
 pub mod key;
 pub mod object;
 pub mod odb;
+pub mod staging;
 pub mod time;
 pub mod tree;
 
@@ -26,4 +27,5 @@ pub use id::{HashPrefix, ObjectId, ObjectKind};
 pub use key::ContentKey;
 pub use object::{Object, RawObject};
 pub use odb::{Odb, ReadError};
+pub use staging::Staging;
 pub use time::Timestamp;

@@ -180,3 +180,33 @@ async fn hash_prefixes_resolve_to_one_object_or_explain_why_not() {
     assert!(matches!(err, ResolveError::Prefix(_)));
     assert!(err.to_string().contains("no object"), "{err}");
 }
+
+#[tokio::test]
+async fn staged_objects_are_readable_before_they_are_published() {
+    use pangolin_store::Staging;
+
+    let backend = Arc::new(MemoryBackend::new());
+    let staging = Arc::new(Staging::new(backend.clone()));
+    let repo = RepoId::new("r").unwrap();
+    let staged_odb = Odb::new(
+        repo.clone(),
+        staging.clone(),
+        Arc::new(ObjectCache::new(1 << 20)),
+    );
+    let root = tree::empty(&staged_odb).await.unwrap();
+    assert!(staging.contains(&repo, &root).await.unwrap());
+    assert!(
+        !backend.contains(&repo, &root).await.unwrap(),
+        "nothing reaches the backend before publishing"
+    );
+    let taken = staging.take();
+    assert_eq!(taken.len(), 1);
+    assert!(staging.is_empty());
+    backend.put_many(&repo, &taken).await.unwrap();
+    // Reads fall through to the backend once the stage is empty.
+    assert!(staging.contains(&repo, &root).await.unwrap());
+    assert_eq!(
+        staging.get(&repo, &root).await.unwrap().map(|r| r.id),
+        Some(root)
+    );
+}

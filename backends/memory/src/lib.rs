@@ -57,3 +57,6 @@ impl fmt::Debug for MemoryBackend {
             .finish_non_exhaustive()
     }
 }
+
+/// Objects first, then the ref move: nothing is gained by doing both under one lock here.
+impl pangolin_refs::Publish for MemoryBackend {}

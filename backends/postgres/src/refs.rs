@@ -346,3 +346,6 @@ impl RefStore for PostgresBackend {
         row.map(|r| log_entry_from(&r, OP)).transpose()
     }
 }
+
+/// Objects first, then the ref move (see [`pangolin_refs::Publish`]).
+impl pangolin_refs::Publish for PostgresBackend {}

@@ -787,3 +787,6 @@ impl RocksBackend {
         self.inner.write_durably(batch, "audit.tamper")
     }
 }
+
+/// Objects first, then the ref move (see [`pangolin_refs::Publish`]).
+impl pangolin_refs::Publish for RocksBackend {}

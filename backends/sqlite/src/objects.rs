@@ -84,7 +84,7 @@ impl ObjectStore for SqliteBackend {
         if objects.is_empty() {
             return Ok(());
         }
-        let mut write = self.begin_write(OP).await?;
+        let mut write = self.begin_object_write(OP).await?;
         let result = insert_objects(&mut write.tx, repo, objects).await;
         write.finish(result).await
     }
@@ -131,17 +131,26 @@ impl ObjectStore for SqliteBackend {
     }
 }
 
-async fn insert_objects(
+/// Rows per multi-row `INSERT` (four parameters each, far below SQLite's limit).
+const INSERT_CHUNK: usize = 200;
+
+pub(crate) async fn insert_objects(
     conn: &mut sqlx::SqliteConnection,
     repo: &RepoId,
     objects: &[RawObject],
 ) -> Result<(), BackendError> {
-    for object in objects {
-        sqlx::query("INSERT OR IGNORE INTO objects (repo, id, kind, data) VALUES (?, ?, ?, ?)")
-            .bind(repo.as_str())
-            .bind(object.id.as_bytes().as_slice())
-            .bind(i64::from(object.kind.as_u8()))
-            .bind(object.data.as_ref())
+    // One statement per chunk: each statement is a round trip to SQLite's worker thread.
+    for chunk in objects.chunks(INSERT_CHUNK) {
+        let mut sql = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "INSERT OR IGNORE INTO objects (repo, id, kind, data) ",
+        );
+        sql.push_values(chunk, |mut row, object| {
+            row.push_bind(repo.as_str())
+                .push_bind(object.id.as_bytes().as_slice())
+                .push_bind(i64::from(object.kind.as_u8()))
+                .push_bind(object.data.as_ref());
+        });
+        sql.build()
             .execute(&mut *conn)
             .await
             .map_err(|e| classify("objects.put_many", e))?;

@@ -1,12 +1,12 @@
-//! Refs and the ref log: each transaction checks every expectation, then applies every update
-//! and writes its log entry, inside one database transaction.
+//! Refs and the ref log: every update of a transaction is a compare-and-swap in SQL with its
+//! log entry, all inside one database transaction.
 
 use async_trait::async_trait;
 use pangolin_refs::{
-    LogQuery, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore, Reference, TransactError,
-    Transaction,
+    Expected, LogQuery, Publish, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore,
+    RefUpdate, Reference, Target, TransactError, Transaction,
 };
-use pangolin_store::{BackendError, BackendErrorKind, ObjectId, RepoId, Timestamp};
+use pangolin_store::{BackendError, BackendErrorKind, ObjectId, RawObject, RepoId, Timestamp};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
 
@@ -90,80 +90,142 @@ fn target_from(row: &SqliteRow, operation: &'static str) -> Result<ObjectId, Bac
     )
 }
 
-async fn apply(
+/// Applies every update of `tx` in order, each a compare-and-swap in SQL, with its ref-log
+/// entry. Runs inside one write transaction: the first update that fails aborts all of them.
+pub(crate) async fn apply(
     conn: &mut SqliteConnection,
     repo: &RepoId,
     tx: &Transaction,
 ) -> Result<Vec<RefLogEntry>, TransactError> {
-    const OP: &str = "refs.transact";
-    let mut olds = Vec::with_capacity(tx.updates.len());
-    for update in &tx.updates {
-        let actual = current(conn, repo, &update.reference).await?;
-        Transaction::check(update, actual)?;
-        olds.push(actual);
-    }
     let mut entries = Vec::with_capacity(tx.updates.len());
-    for (update, old) in tx.updates.iter().zip(olds) {
-        let (kind, name) = (
-            kind_code(update.reference.kind),
-            update.reference.name.as_str(),
-        );
-        let new = update.target.new_value();
-        let change = match new {
-            Some(id) => sqlx::query(
-                "INSERT OR REPLACE INTO refs (repo, kind, name, target) VALUES (?, ?, ?, ?)",
-            )
-            .bind(repo.as_str())
-            .bind(kind)
-            .bind(name)
-            .bind(id.as_bytes().to_vec()),
-            None => sqlx::query("DELETE FROM refs WHERE repo = ? AND kind = ? AND name = ?")
-                .bind(repo.as_str())
-                .bind(kind)
-                .bind(name),
-        };
-        change
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| classify(OP, e))?;
-        let last_time: Option<i64> = sqlx::query_scalar(
-            "SELECT time FROM ref_log WHERE repo = ? AND kind = ? AND name = ? ORDER BY sequence DESC LIMIT 1",
-        )
-        .bind(repo.as_str())
-        .bind(kind)
-        .bind(name)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(|e| classify(OP, e))?;
-        let time = Timestamp::from_millis(
-            last_time.map_or(tx.time.as_millis(), |t| t.max(tx.time.as_millis())),
-        );
-        let sequence: i64 = sqlx::query_scalar(
-            "INSERT INTO ref_log (repo, kind, name, old, new, principal, message, time) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING sequence",
-        )
-        .bind(repo.as_str())
-        .bind(kind)
-        .bind(name)
-        .bind(old.map(|id| id.as_bytes().to_vec()))
-        .bind(new.map(|id| id.as_bytes().to_vec()))
-        .bind(tx.principal.as_str())
-        .bind(tx.message.as_str())
-        .bind(time.as_millis())
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(|e| classify(OP, e))?;
-        entries.push(RefLogEntry {
-            sequence: to_u64(sequence),
-            reference: update.reference.clone(),
-            old,
-            new,
-            principal: tx.principal.clone(),
-            message: tx.message.clone(),
-            time,
-        });
+    for update in &tx.updates {
+        let old = swap(conn, repo, update).await?;
+        entries.push(log(conn, repo, tx, update, old).await?);
     }
     Ok(entries)
+}
+
+/// Moves one ref as `update` asks; returns what it held before.
+async fn swap(
+    conn: &mut SqliteConnection,
+    repo: &RepoId,
+    update: &RefUpdate,
+) -> Result<Option<ObjectId>, TransactError> {
+    const OP: &str = "refs.transact";
+    let (kind, name) = (
+        kind_code(update.reference.kind),
+        update.reference.name.as_str(),
+    );
+    let changed = match (update.expected, update.target) {
+        (Expected::Equals(seen), Target::Set(id)) => sqlx::query(
+            "UPDATE refs SET target = ? WHERE repo = ? AND kind = ? AND name = ? AND target = ?",
+        )
+        .bind(id.as_bytes().as_slice())
+        .bind(repo.as_str())
+        .bind(kind)
+        .bind(name)
+        .bind(seen.as_bytes().as_slice())
+        .execute(&mut *conn)
+        .await,
+        (Expected::Equals(seen), Target::Delete) => {
+            sqlx::query("DELETE FROM refs WHERE repo = ? AND kind = ? AND name = ? AND target = ?")
+                .bind(repo.as_str())
+                .bind(kind)
+                .bind(name)
+                .bind(seen.as_bytes().as_slice())
+                .execute(&mut *conn)
+                .await
+        }
+        (Expected::Absent, Target::Set(id)) => {
+            sqlx::query("INSERT OR IGNORE INTO refs (repo, kind, name, target) VALUES (?, ?, ?, ?)")
+                .bind(repo.as_str())
+                .bind(kind)
+                .bind(name)
+                .bind(id.as_bytes().as_slice())
+                .execute(&mut *conn)
+                .await
+        }
+        // Anything else depends on what the ref holds: read it, check, then write.
+        _ => {
+            let actual = current(conn, repo, &update.reference).await?;
+            Transaction::check(update, actual)?;
+            let write = match update.target {
+                Target::Set(id) => sqlx::query(
+                    "INSERT OR REPLACE INTO refs (repo, kind, name, target) VALUES (?, ?, ?, ?)",
+                )
+                .bind(repo.as_str())
+                .bind(kind)
+                .bind(name)
+                .bind(id.as_bytes().to_vec()),
+                Target::Delete => {
+                    sqlx::query("DELETE FROM refs WHERE repo = ? AND kind = ? AND name = ?")
+                        .bind(repo.as_str())
+                        .bind(kind)
+                        .bind(name)
+                }
+            };
+            write
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| classify(OP, e))?;
+            return Ok(actual);
+        }
+    };
+    let changed = changed.map_err(|e| classify(OP, e))?;
+    if changed.rows_affected() == 1 {
+        return Ok(match update.expected {
+            Expected::Equals(seen) => Some(seen),
+            _ => None,
+        });
+    }
+    // The swap found the ref in another state: report which.
+    let actual = current(conn, repo, &update.reference).await?;
+    Transaction::check(update, actual)?;
+    Err(TransactError::OutOfDate {
+        reference: update.reference.clone(),
+        expected: update.expected,
+        actual,
+    })
+}
+
+/// Writes the ref-log entry of one applied update. Its time never goes back for one ref.
+async fn log(
+    conn: &mut SqliteConnection,
+    repo: &RepoId,
+    tx: &Transaction,
+    update: &RefUpdate,
+    old: Option<ObjectId>,
+) -> Result<RefLogEntry, TransactError> {
+    const OP: &str = "refs.transact";
+    let new = update.target.new_value();
+    let row = sqlx::query(
+        "INSERT INTO ref_log (repo, kind, name, old, new, principal, message, time) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, max(?8, coalesce((SELECT time FROM ref_log \
+         WHERE repo = ?1 AND kind = ?2 AND name = ?3 ORDER BY sequence DESC LIMIT 1), ?8))) \
+         RETURNING sequence, time",
+    )
+    .bind(repo.as_str())
+    .bind(kind_code(update.reference.kind))
+    .bind(update.reference.name.as_str())
+    .bind(old.map(|id| id.as_bytes().to_vec()))
+    .bind(new.map(|id| id.as_bytes().to_vec()))
+    .bind(tx.principal.as_str())
+    .bind(tx.message.as_str())
+    .bind(tx.time.as_millis())
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(|e| classify(OP, e))?;
+    let sequence: i64 = row.try_get("sequence").map_err(|e| classify(OP, e))?;
+    let time: i64 = row.try_get("time").map_err(|e| classify(OP, e))?;
+    Ok(RefLogEntry {
+        sequence: to_u64(sequence),
+        reference: update.reference.clone(),
+        old,
+        new,
+        principal: tx.principal.clone(),
+        message: tx.message.clone(),
+        time: Timestamp::from_millis(time),
+    })
 }
 
 #[async_trait]
@@ -282,5 +344,24 @@ impl RefStore for SqliteBackend {
         .await
         .map_err(|e| classify(OP, e))?;
         row.map(|r| log_entry_from(&r, OP)).transpose()
+    }
+}
+
+/// Objects and the ref move in one write transaction: one lock, one sync to disk.
+#[async_trait]
+impl Publish for SqliteBackend {
+    async fn publish(
+        &self,
+        repo: &RepoId,
+        objects: Vec<RawObject>,
+        tx: Transaction,
+    ) -> Result<Vec<RefLogEntry>, TransactError> {
+        tx.validate()?;
+        let mut write = self.begin_write("refs.publish").await?;
+        let result = match crate::objects::insert_objects(&mut write.tx, repo, &objects).await {
+            Ok(()) => apply(&mut write.tx, repo, &tx).await,
+            Err(e) => Err(e.into()),
+        };
+        write.finish(result).await
     }
 }

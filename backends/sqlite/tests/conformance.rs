@@ -78,7 +78,7 @@ async fn data_survives_reopening() {
             time: Timestamp::from_millis(1),
         };
         backend.transact(&repo, tx).await.unwrap();
-        backend.pool().close().await;
+        backend.close().await;
     }
     let backend = SqliteBackend::open(&path).await.unwrap();
     assert_eq!(

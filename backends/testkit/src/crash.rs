@@ -13,7 +13,8 @@ use std::sync::Arc;
 use pangolin_refs::{Expected, RefName, RefUpdate, Reference, Target, Transaction};
 use pangolin_store::tree::{self, KeyRange};
 use pangolin_store::{
-    Content, ContentId, ContentKey, Entry, ObjectCache, ObjectId, Odb, RepoId, Timestamp, history,
+    Content, ContentId, ContentKey, Entry, ObjectCache, ObjectId, Odb, RepoId, Staging, Timestamp,
+    history,
 };
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -35,9 +36,15 @@ fn odb_on<B: Backend>(backend: Arc<B>) -> Odb {
 }
 
 /// The writer: commits one table per commit on `main`, forever, printing `acked <id>` once
-/// the ref move that published each commit has returned.
+/// the ref move that published each commit has returned. Each commit's objects are staged and
+/// published with the ref move, as a catalog commits.
 pub async fn write_forever<B: Backend>(backend: Arc<B>) {
-    let odb = odb_on(backend.clone());
+    let staging = Arc::new(Staging::new(backend.clone()));
+    let odb = Odb::new(
+        RepoId::new("crash").expect("valid"),
+        staging.clone(),
+        Arc::new(ObjectCache::new(16 << 20)),
+    );
     let repo = odb.repo().clone();
     let mut head = backend
         .get_ref(&repo, &main_branch())
@@ -87,7 +94,10 @@ pub async fn write_forever<B: Backend>(backend: Arc<B>) {
             message: format!("commit {n}"),
             time: Timestamp::now(),
         };
-        backend.transact(&repo, tx).await.expect("move main");
+        backend
+            .publish(&repo, staging.take(), tx)
+            .await
+            .expect("move main");
         println!("acked {}", id.to_hex());
         head = Some(id);
         n += 1;

@@ -13,13 +13,13 @@ pub mod refs;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pangolin_records::{AuditLog, RecordStore};
-use pangolin_refs::{RefName, RefStore, Reference};
+use pangolin_refs::{Publish, RefName, RefStore, Reference};
 use pangolin_store::{ObjectId, ObjectKind, ObjectStore, RawObject, RepoId};
 
 /// A store the suite can run against: objects, refs, records and the audit log.
-pub trait Backend: ObjectStore + RefStore + RecordStore + AuditLog {}
+pub trait Backend: ObjectStore + RefStore + Publish + RecordStore + AuditLog {}
 
-impl<T: ObjectStore + RefStore + RecordStore + AuditLog> Backend for T {}
+impl<T: ObjectStore + RefStore + Publish + RecordStore + AuditLog> Backend for T {}
 
 /// A repository id no other test uses.
 pub fn fresh_repo() -> RepoId {
@@ -82,6 +82,7 @@ macro_rules! conformance_tests {
             refs::refs_are_scoped_per_repository,
             refs::racing_writers_lose_no_update,
             refs::transactions_on_different_refs_do_not_conflict,
+            refs::publishing_stores_the_objects_with_the_ref_move,
             records::creating_requires_the_record_to_be_absent,
             records::updates_compare_and_swap_the_version,
             records::deletes_need_the_current_version,

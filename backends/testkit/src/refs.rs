@@ -624,3 +624,50 @@ pub async fn transactions_on_different_refs_do_not_conflict<B: Backend>(backend:
         .expect("list");
     assert_eq!(listed.refs.len(), 8);
 }
+
+/// `publish` stores the objects and moves the ref; when the move is refused, the ref stays
+/// and nothing refers to the objects.
+pub async fn publishing_stores_the_objects_with_the_ref_move<B: Backend>(backend: Arc<B>) {
+    let repo = fresh_repo();
+    let main = branch("main");
+    let objects = vec![crate::object(1), crate::object(2)];
+    let create = tx(
+        vec![update(&main, Expected::Absent, Target::Set(commit_id(1)))],
+        1,
+    );
+    let entries = backend
+        .publish(&repo, objects.clone(), create)
+        .await
+        .expect("publish");
+    assert_eq!(entries.len(), 1);
+    assert_eq!(
+        backend.get_ref(&repo, &main).await.expect("get"),
+        Some(commit_id(1))
+    );
+    for object in &objects {
+        assert_eq!(
+            backend.get(&repo, &object.id).await.expect("get").as_ref(),
+            Some(object)
+        );
+    }
+    let stale = tx(
+        vec![update(
+            &main,
+            Expected::Equals(commit_id(9)),
+            Target::Set(commit_id(2)),
+        )],
+        2,
+    );
+    let err = backend
+        .publish(&repo, vec![crate::object(3)], stale)
+        .await
+        .expect_err("stale");
+    assert!(
+        matches!(err, TransactError::OutOfDate { actual: Some(a), .. } if a == commit_id(1)),
+        "{err:?}"
+    );
+    assert_eq!(
+        backend.get_ref(&repo, &main).await.expect("get"),
+        Some(commit_id(1))
+    );
+}
