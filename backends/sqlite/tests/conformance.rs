@@ -99,3 +99,22 @@ async fn a_file_that_is_not_a_database_is_reported() {
     let err = SqliteBackend::open(&path).await.unwrap_err();
     assert_eq!(err.kind, pangolin_store::BackendErrorKind::Corrupt, "{err}");
 }
+
+/// `sqlite:` URLs open the same way as paths.
+#[tokio::test]
+async fn databases_open_from_urls() {
+    let path = fresh_path();
+    let backend = SqliteBackend::open_url(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(backend.pool())
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+        .fetch_one(backend.pool())
+        .await
+        .unwrap();
+    assert_eq!(sync, 2, "FULL");
+}
