@@ -95,6 +95,23 @@ pub struct RecordPage {
     pub next_after: Option<RecordKey>,
 }
 
+impl RecordPage {
+    /// The page from up to `limit + 1` records read in key order: the extra one only says that
+    /// more follow.
+    pub fn from_overfetched(mut records: Vec<Record>, limit: usize) -> Self {
+        let next_after = if records.len() > limit {
+            records.truncate(limit);
+            records.last().map(|r| r.key.clone())
+        } else {
+            None
+        };
+        Self {
+            records,
+            next_after,
+        }
+    }
+}
+
 impl ExpectedVersion {
     /// Whether a record currently at `actual` satisfies this expectation.
     pub fn matches(&self, actual: Option<u64>) -> bool {

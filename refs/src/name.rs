@@ -119,6 +119,22 @@ impl RefKind {
             _ => None,
         }
     }
+
+    /// The number backends store for this kind; branches sort before tags.
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Branch => 0,
+            Self::Tag => 1,
+        }
+    }
+
+    pub fn from_code(code: u8) -> Option<Self> {
+        match code {
+            0 => Some(Self::Branch),
+            1 => Some(Self::Tag),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for RefKind {
@@ -260,5 +276,14 @@ mod tests {
             Err(RefNameError::TooLong(256))
         );
         assert!(RefName::new("x".repeat(255)).is_ok());
+    }
+
+    #[test]
+    fn kind_codes_round_trip_and_keep_branches_first() {
+        for kind in [RefKind::Branch, RefKind::Tag] {
+            assert_eq!(RefKind::from_code(kind.code()), Some(kind));
+        }
+        assert!(RefKind::Branch.code() < RefKind::Tag.code());
+        assert_eq!(RefKind::from_code(7), None);
     }
 }

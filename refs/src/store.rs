@@ -26,6 +26,20 @@ pub struct RefPage {
     pub next_after: Option<Reference>,
 }
 
+impl RefPage {
+    /// The page from up to `limit + 1` refs read in order: the extra one only says that more
+    /// follow.
+    pub fn from_overfetched(mut refs: Vec<(Reference, ObjectId)>, limit: usize) -> Self {
+        let next_after = if refs.len() > limit {
+            refs.truncate(limit);
+            refs.last().map(|(r, _)| r.clone())
+        } else {
+            None
+        };
+        Self { refs, next_after }
+    }
+}
+
 /// Which ref-log entries of one ref to read, newest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogQuery {

@@ -63,6 +63,11 @@ impl ObjectId {
         &self.0
     }
 
+    /// The id held in `bytes`, when they are exactly 32 (as backends store ids).
+    pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+        bytes.try_into().ok().map(Self)
+    }
+
     /// The id of an object of `kind` whose canonical body is `body`.
     pub fn compute(kind: ObjectKind, body: &[u8]) -> Self {
         let mut hasher = blake3::Hasher::new();
@@ -281,6 +286,14 @@ mod tests {
         assert_eq!(parsed, original);
         assert_eq!(original.to_hex().len(), 64);
         assert_eq!(original.to_hex(), original.to_hex().to_lowercase());
+    }
+
+    #[test]
+    fn ids_come_from_exactly_32_bytes() {
+        let original = id(7);
+        assert_eq!(ObjectId::from_slice(original.as_bytes()), Some(original));
+        assert_eq!(ObjectId::from_slice(&[7; 31]), None);
+        assert_eq!(ObjectId::from_slice(&[7; 33]), None);
     }
 
     #[test]

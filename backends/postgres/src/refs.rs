@@ -16,10 +16,7 @@ use crate::{PostgresBackend, classify, to_i64, to_u64};
 const ATTEMPTS: usize = 3;
 
 fn kind_code(kind: RefKind) -> i16 {
-    match kind {
-        RefKind::Branch => 0,
-        RefKind::Tag => 1,
-    }
+    i16::from(kind.code())
 }
 
 fn corrupt(operation: &'static str, what: &str) -> BackendError {
@@ -31,19 +28,15 @@ fn corrupt(operation: &'static str, what: &str) -> BackendError {
 }
 
 fn id_from(bytes: Vec<u8>, operation: &'static str) -> Result<ObjectId, BackendError> {
-    let bytes: [u8; 32] = bytes
-        .try_into()
-        .map_err(|_| corrupt(operation, "an id that is not 32 bytes"))?;
-    Ok(ObjectId::from_bytes(bytes))
+    ObjectId::from_slice(&bytes).ok_or_else(|| corrupt(operation, "an id that is not 32 bytes"))
 }
 
 fn reference_from(row: &PgRow, operation: &'static str) -> Result<Reference, BackendError> {
     let get = |e| classify(operation, e);
-    let kind = match row.try_get::<i16, _>("kind").map_err(get)? {
-        0 => RefKind::Branch,
-        1 => RefKind::Tag,
-        _ => return Err(corrupt(operation, "an unknown ref kind")),
-    };
+    let kind = u8::try_from(row.try_get::<i16, _>("kind").map_err(get)?)
+        .ok()
+        .and_then(RefKind::from_code)
+        .ok_or_else(|| corrupt(operation, "an unknown ref kind"))?;
     let name = RefName::new(row.try_get::<String, _>("name").map_err(get)?)
         .map_err(|_| corrupt(operation, "an invalid ref name"))?;
     Ok(Reference { kind, name })
@@ -250,13 +243,7 @@ impl RefStore for PostgresBackend {
         for row in &rows {
             refs.push((reference_from(row, OP)?, target_from(row, OP)?));
         }
-        let next_after = if refs.len() > query.limit {
-            refs.truncate(query.limit);
-            refs.last().map(|(r, _)| r.clone())
-        } else {
-            None
-        };
-        Ok(RefPage { refs, next_after })
+        Ok(RefPage::from_overfetched(refs, query.limit))
     }
 
     async fn transact(

@@ -97,16 +97,9 @@ fn repo_prefix(repo: &RepoId) -> Vec<u8> {
     key
 }
 
-fn kind_byte(kind: RefKind) -> u8 {
-    match kind {
-        RefKind::Branch => 0,
-        RefKind::Tag => 1,
-    }
-}
-
 fn ref_key(repo: &RepoId, reference: &Reference) -> Vec<u8> {
     let mut key = repo_prefix(repo);
-    key.push(kind_byte(reference.kind));
+    key.push(reference.kind.code());
     key.extend_from_slice(reference.name.as_str().as_bytes());
     key
 }
@@ -119,11 +112,7 @@ fn reference_from_key(
     let (&kind, name) = key[prefix_len..]
         .split_first()
         .ok_or_else(|| corrupt(operation, "a short ref key"))?;
-    let kind = match kind {
-        0 => RefKind::Branch,
-        1 => RefKind::Tag,
-        _ => return Err(corrupt(operation, "an unknown ref kind")),
-    };
+    let kind = RefKind::from_code(kind).ok_or_else(|| corrupt(operation, "an unknown ref kind"))?;
     let name = std::str::from_utf8(name)
         .map_err(|_| corrupt(operation, "a ref name that is not UTF-8"))?;
     let name = RefName::new(name).map_err(|_| corrupt(operation, "an invalid ref name"))?;
@@ -146,10 +135,7 @@ fn time_order(time: Timestamp) -> u64 {
 }
 
 fn id_from(bytes: &[u8], operation: &'static str) -> Result<ObjectId, BackendError> {
-    let bytes: [u8; 32] = bytes
-        .try_into()
-        .map_err(|_| corrupt(operation, "an id that is not 32 bytes"))?;
-    Ok(ObjectId::from_bytes(bytes))
+    ObjectId::from_slice(bytes).ok_or_else(|| corrupt(operation, "an id that is not 32 bytes"))
 }
 
 fn u64_from(bytes: &[u8], operation: &'static str) -> Result<u64, BackendError> {

@@ -138,19 +138,10 @@ impl RecordStore for SqliteBackend {
         .fetch_all(self.pool())
         .await
         .map_err(|e| classify(OP, e))?;
-        let mut records = rows
+        let records = rows
             .iter()
             .map(|r| record_from(r, OP))
             .collect::<Result<Vec<_>, _>>()?;
-        let next_after = if records.len() > limit {
-            records.truncate(limit);
-            records.last().map(|r| r.key.clone())
-        } else {
-            None
-        };
-        Ok(RecordPage {
-            records,
-            next_after,
-        })
+        Ok(RecordPage::from_overfetched(records, limit))
     }
 }

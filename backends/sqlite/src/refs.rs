@@ -13,10 +13,7 @@ use sqlx::{Row, SqliteConnection};
 use crate::{SqliteBackend, classify, to_i64, to_u64};
 
 fn kind_code(kind: RefKind) -> i64 {
-    match kind {
-        RefKind::Branch => 0,
-        RefKind::Tag => 1,
-    }
+    i64::from(kind.code())
 }
 
 fn corrupt(operation: &'static str, what: &str) -> BackendError {
@@ -28,10 +25,7 @@ fn corrupt(operation: &'static str, what: &str) -> BackendError {
 }
 
 fn id_from(bytes: Vec<u8>, operation: &'static str) -> Result<ObjectId, BackendError> {
-    let bytes: [u8; 32] = bytes
-        .try_into()
-        .map_err(|_| corrupt(operation, "an id that is not 32 bytes"))?;
-    Ok(ObjectId::from_bytes(bytes))
+    ObjectId::from_slice(&bytes).ok_or_else(|| corrupt(operation, "an id that is not 32 bytes"))
 }
 
 fn reference_from(
@@ -39,11 +33,10 @@ fn reference_from(
     name: String,
     operation: &'static str,
 ) -> Result<Reference, BackendError> {
-    let kind = match kind {
-        0 => RefKind::Branch,
-        1 => RefKind::Tag,
-        _ => return Err(corrupt(operation, "an unknown ref kind")),
-    };
+    let kind = u8::try_from(kind)
+        .ok()
+        .and_then(RefKind::from_code)
+        .ok_or_else(|| corrupt(operation, "an unknown ref kind"))?;
     let name = RefName::new(name).map_err(|_| corrupt(operation, "an invalid ref name"))?;
     Ok(Reference { kind, name })
 }
@@ -280,13 +273,7 @@ impl RefStore for SqliteBackend {
             )?;
             refs.push((reference, target_from(row, OP)?));
         }
-        let next_after = if refs.len() > query.limit {
-            refs.truncate(query.limit);
-            refs.last().map(|(r, _)| r.clone())
-        } else {
-            None
-        };
-        Ok(RefPage { refs, next_after })
+        Ok(RefPage::from_overfetched(refs, query.limit))
     }
 
     async fn transact(
