@@ -1,0 +1,272 @@
+//! A catalog: one repository of the versioned store, addressed by tenant and name.
+
+use std::fmt;
+use std::sync::Arc;
+
+use pangolin_refs::{
+    Expected, RefKind, RefName, RefUpdate, Reference, Target, TransactError, Transaction,
+};
+use pangolin_store::history::{self, AncestorError};
+use pangolin_store::odb::ResolveError as PrefixError;
+use pangolin_store::{
+    BackendError, CommitDraft, HashPrefix, ObjectCache, ObjectId, Odb, ReadError, RepoId,
+    Timestamp, tree,
+};
+
+use crate::address::{RefSpec, Resolved, writable};
+use crate::store::Store;
+
+/// The branch every catalog starts with.
+pub const DEFAULT_BRANCH: &str = "main";
+
+/// One catalog of one tenant.
+#[derive(Clone)]
+pub struct Catalog {
+    tenant: String,
+    name: String,
+    store: Arc<dyn Store>,
+    cache: Arc<ObjectCache>,
+    odb: Odb,
+}
+
+impl fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Catalog")
+            .field("tenant", &self.tenant)
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("`{0}` is not a valid tenant or catalog name: use letters, digits, `-` and `_`")]
+    InvalidName(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("catalog `{0}` already exists")]
+    Exists(String),
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("writing the first commit: {0}")]
+    Commit(#[from] history::CreateCommitError),
+}
+
+/// Why a reference expression did not resolve.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("no branch or tag named `{0}`")]
+    UnknownRef(RefName),
+    #[error("commit {commit} is not in the history of {reference}")]
+    NotReachable { commit: ObjectId, reference: String },
+    #[error("{reference} did not exist at {time}")]
+    NotYetThere { reference: String, time: Timestamp },
+    #[error(transparent)]
+    Prefix(#[from] PrefixError),
+    #[error(transparent)]
+    TooShallow(AncestorError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+impl From<AncestorError> for ResolveError {
+    fn from(error: AncestorError) -> Self {
+        match error {
+            AncestorError::Read(e) => Self::Read(e),
+            other => Self::TooShallow(other),
+        }
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl Catalog {
+    /// The catalog `name` of `tenant` in `store`. Does not check that it exists.
+    pub fn open(
+        store: Arc<dyn Store>,
+        cache: Arc<ObjectCache>,
+        tenant: &str,
+        name: &str,
+    ) -> Result<Self, OpenError> {
+        for part in [tenant, name] {
+            if !valid_name(part) {
+                return Err(OpenError::InvalidName(part.to_owned()));
+            }
+        }
+        // Tenant and catalog names cannot contain `.`, so this is unambiguous.
+        let repo = RepoId::new(format!("{tenant}.{name}"))
+            .map_err(|_| OpenError::InvalidName(name.to_owned()))?;
+        let odb = Odb::new(repo, store.clone(), cache.clone());
+        Ok(Self {
+            tenant: tenant.to_owned(),
+            name: name.to_owned(),
+            store,
+            cache,
+            odb,
+        })
+    }
+
+    /// Creates the catalog: an empty first commit on `main`.
+    pub async fn create(
+        store: Arc<dyn Store>,
+        cache: Arc<ObjectCache>,
+        tenant: &str,
+        name: &str,
+        principal: &str,
+    ) -> Result<Self, CreateError> {
+        let catalog = Self::open(store, cache, tenant, name)?;
+        let tree = tree::empty(&catalog.odb).await?;
+        let draft = CommitDraft {
+            parents: Vec::new(),
+            tree,
+            author: principal.to_owned(),
+            committer: principal.to_owned(),
+            message: format!("create catalog {name}"),
+            properties: [("operation".to_owned(), "create-catalog".to_owned())].into(),
+        };
+        let now = Timestamp::now();
+        let (root, _) = history::create(&catalog.odb, draft, now).await?;
+        let tx = Transaction {
+            updates: vec![RefUpdate {
+                reference: catalog.default_branch(),
+                expected: Expected::Absent,
+                target: Target::Set(root),
+            }],
+            principal: principal.to_owned(),
+            message: "create catalog".to_owned(),
+            time: now,
+        };
+        match catalog.store.transact(catalog.odb.repo(), tx).await {
+            Ok(_) => Ok(catalog),
+            Err(TransactError::OutOfDate { .. }) => Err(CreateError::Exists(name.to_owned())),
+            Err(TransactError::Backend(e)) => Err(e.into()),
+            Err(other) => Err(CreateError::Backend(BackendError::new(
+                pangolin_store::BackendErrorKind::Other,
+                "catalog.create",
+                other.to_string(),
+            ))),
+        }
+    }
+
+    pub fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn odb(&self) -> &Odb {
+        &self.odb
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub(crate) fn cache(&self) -> Arc<ObjectCache> {
+        self.cache.clone()
+    }
+
+    pub fn default_branch(&self) -> Reference {
+        Reference::branch(RefName::new(DEFAULT_BRANCH).expect("`main` is a valid ref name"))
+    }
+
+    /// The commit a reference expression names, and the branch a write may go to (only for a
+    /// plain branch name: hashes, times, ancestors and tags are read-only).
+    #[tracing::instrument(level = "debug", skip(self), fields(tenant = %self.tenant, catalog = %self.name))]
+    pub async fn resolve(&self, spec: &RefSpec) -> Result<Resolved, ResolveError> {
+        let Some(name) = spec.ref_name() else {
+            let RefSpec::Hash(prefix) = spec else {
+                unreachable!("only hashes have no ref")
+            };
+            return Ok(Resolved {
+                commit: self.odb.resolve_prefix(prefix).await?,
+                writable_branch: None,
+            });
+        };
+        let (reference, head) = match self.lookup(name).await? {
+            Some(found) => found,
+            None => {
+                // A bare name with no ref of that name may be a hash.
+                if let (RefSpec::Named(_), Ok(prefix)) = (spec, HashPrefix::parse(name.as_str())) {
+                    let commit = self.odb.resolve_prefix(&prefix).await?;
+                    return Ok(Resolved {
+                        commit,
+                        writable_branch: None,
+                    });
+                }
+                return Err(ResolveError::UnknownRef(name.clone()));
+            }
+        };
+        let repo = self.odb.repo();
+        Ok(match spec {
+            RefSpec::Named(_) => Resolved {
+                commit: head,
+                writable_branch: writable(reference.kind).then(|| reference.clone()),
+            },
+            RefSpec::AtHash(_, prefix) => {
+                let commit = self.odb.resolve_prefix(prefix).await?;
+                // A hash read through a ref must be in that ref's history, so knowing a hash
+                // of another branch reveals nothing through this one.
+                if !history::is_ancestor(&self.odb, commit, head).await? {
+                    return Err(ResolveError::NotReachable {
+                        commit,
+                        reference: spec.to_string(),
+                    });
+                }
+                Resolved {
+                    commit,
+                    writable_branch: None,
+                }
+            }
+            RefSpec::AtTime(_, time) => {
+                // Every move of a ref is in its log from its creation on, so no entry at or
+                // before the time means the ref did not exist then.
+                let entry = self.store.ref_log_at(repo, &reference, *time).await?;
+                let commit =
+                    entry
+                        .and_then(|e| e.new)
+                        .ok_or_else(|| ResolveError::NotYetThere {
+                            reference: name.to_string(),
+                            time: *time,
+                        })?;
+                Resolved {
+                    commit,
+                    writable_branch: None,
+                }
+            }
+            RefSpec::Back(_, n) => Resolved {
+                commit: history::nth_ancestor(&self.odb, head, *n).await?,
+                writable_branch: None,
+            },
+            RefSpec::Hash(_) => unreachable!("handled above"),
+        })
+    }
+
+    /// The branch named `name`, else the tag, with its head.
+    async fn lookup(&self, name: &RefName) -> Result<Option<(Reference, ObjectId)>, BackendError> {
+        for kind in [RefKind::Branch, RefKind::Tag] {
+            let reference = Reference {
+                kind,
+                name: name.clone(),
+            };
+            if let Some(head) = self.store.get_ref(self.odb.repo(), &reference).await? {
+                return Ok(Some((reference, head)));
+            }
+        }
+        Ok(None)
+    }
+}
