@@ -180,6 +180,15 @@ impl Catalog {
         self.cache.clone()
     }
 
+    /// Whether the catalog was created (its default branch exists).
+    pub async fn exists(&self) -> Result<bool, BackendError> {
+        Ok(self
+            .store
+            .get_ref(self.odb.repo(), &self.default_branch())
+            .await?
+            .is_some())
+    }
+
     pub fn default_branch(&self) -> Reference {
         Reference::branch(RefName::new(DEFAULT_BRANCH).expect("`main` is a valid ref name"))
     }

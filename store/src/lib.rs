@@ -24,7 +24,7 @@ pub use cache::ObjectCache;
 pub use commit::{Commit, CommitDraft};
 pub use entry::{Content, ContentId, ContentKind, Entry};
 pub use id::{HashPrefix, ObjectId, ObjectKind};
-pub use key::ContentKey;
+pub use key::{ContentKey, KeyError};
 pub use object::{Object, RawObject};
 pub use odb::{Odb, ReadError};
 pub use staging::Staging;

@@ -1,0 +1,50 @@
+//! `GET /v1/config`: which catalog a client talks to, and which routes exist.
+
+use axum::Json;
+use axum::extract::{Query, State};
+use serde::Deserialize;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The routes this server implements, as the spec names them. Clients refuse core calls that
+/// are not listed, so list exactly what is served.
+pub const ENDPOINTS: &[&str] = &[
+    "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+];
+
+#[derive(Debug, Deserialize)]
+pub struct ConfigParams {
+    warehouse: Option<String>,
+}
+
+/// `warehouse` is `<catalog>` or `<catalog>@<ref>` (a session default such as
+/// `lake@dev`); it becomes the URL prefix of every other call.
+pub async fn config(
+    State(state): State<AppState>,
+    Query(params): Query<ConfigParams>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let prefix = params
+        .warehouse
+        .filter(|w| !w.is_empty())
+        .unwrap_or_else(|| state.default_catalog.clone());
+    let scope = state.scope(&prefix)?;
+    // The catalog must exist (every catalog has a main branch), and the reference must resolve.
+    if !scope.catalog.exists().await? {
+        return Err(ApiError::bad_request(format!(
+            "there is no catalog named `{}`",
+            scope.catalog.name()
+        )));
+    }
+    scope.catalog.resolve(&scope.at).await?;
+    Ok(Json(serde_json::json!({
+        "defaults": {},
+        "overrides": { "prefix": prefix },
+        "endpoints": ENDPOINTS,
+    })))
+}

@@ -1,0 +1,78 @@
+//! HTTP: the Iceberg REST catalog API (namespaces so far), health and readiness.
+//!
+//! Handlers are thin: they parse, call the catalog, and map every error explicitly to the
+//! Iceberg error model ([`error`]). Only this crate knows HTTP.
+
+pub mod config;
+pub mod error;
+pub mod json;
+pub mod namespaces;
+pub mod state;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+pub use error::ApiError;
+pub use state::AppState;
+
+/// Largest request body accepted: table metadata updates are the biggest real requests and
+/// stay far below this.
+pub const MAX_BODY_BYTES: usize = 8 << 20;
+
+/// How long one request may take before it is answered with 408.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The whole HTTP surface.
+pub fn router(state: AppState) -> Router {
+    let iceberg = Router::new()
+        .route("/v1/config", get(config::config))
+        .route(
+            "/v1/{prefix}/namespaces",
+            get(namespaces::list).post(namespaces::create),
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}",
+            get(namespaces::load)
+                .head(namespaces::exists)
+                .delete(namespaces::drop),
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/properties",
+            post(namespaces::update_properties),
+        );
+    Router::new()
+        .merge(iceberg)
+        .route("/health", get(|| async { StatusCode::OK }))
+        .route("/ready", get(ready))
+        .fallback(not_found)
+        .with_state(state)
+        // Enforced by the body extractors, so an oversized body is an Iceberg error (413).
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
+        .layer(TraceLayer::new_for_http())
+}
+
+/// Ready when the default catalog's main branch can be read from storage.
+async fn ready(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> Result<StatusCode, ApiError> {
+    let scope = state.scope(&state.default_catalog)?;
+    scope.catalog.resolve(&scope.at).await?;
+    Ok(StatusCode::OK)
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "NotFoundException",
+        format!("no route for {}", uri.path()),
+    )
+}

@@ -1,0 +1,63 @@
+//! What every handler shares, and how a URL prefix becomes a catalog and a reference.
+
+use std::sync::Arc;
+
+use pangolin_catalog::{Catalog, RefSpec, Store};
+use pangolin_refs::Reference;
+use pangolin_store::ObjectCache;
+
+use crate::error::ApiError;
+
+/// The server's shared state.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub cache: Arc<ObjectCache>,
+    /// Until tenancy comes, every request acts in this tenant.
+    pub tenant: String,
+    /// The catalog used when a client names no warehouse.
+    pub default_catalog: String,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("tenant", &self.tenant)
+            .field("default_catalog", &self.default_catalog)
+            .finish()
+    }
+}
+
+/// A catalog and the reference a request works at, from a prefix `catalog[@ref]`.
+#[derive(Debug)]
+pub struct Scope {
+    pub catalog: Catalog,
+    pub at: RefSpec,
+}
+
+impl AppState {
+    pub fn scope(&self, prefix: &str) -> Result<Scope, ApiError> {
+        let (name, at) = match prefix.split_once('@') {
+            Some((name, at)) => (name, at),
+            None => (prefix, pangolin_catalog::DEFAULT_BRANCH),
+        };
+        let catalog = Catalog::open(self.store.clone(), self.cache.clone(), &self.tenant, name)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let at = RefSpec::parse(at)
+            .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;
+        Ok(Scope { catalog, at })
+    }
+}
+
+impl Scope {
+    /// The branch this scope may write to, or why it may not.
+    pub async fn writable_branch(&self) -> Result<Reference, ApiError> {
+        let resolved = self.catalog.resolve(&self.at).await?;
+        resolved.writable_branch.ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "`{}` is read-only (a tag, a commit or a point in time); write to a branch",
+                self.at
+            ))
+        })
+    }
+}
