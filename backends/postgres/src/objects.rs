@@ -77,23 +77,9 @@ impl ObjectStore for PostgresBackend {
         if objects.is_empty() {
             return Ok(());
         }
-        // One statement for the whole batch: arrays of ids, kinds and bodies, unnested.
-        let ids: Vec<Vec<u8>> = objects.iter().map(|o| o.id.as_bytes().to_vec()).collect();
-        let kinds: Vec<i16> = objects.iter().map(|o| i16::from(o.kind.as_u8())).collect();
-        let data: Vec<Vec<u8>> = objects.iter().map(|o| o.data.to_vec()).collect();
-        sqlx::query(
-            "INSERT INTO objects (repo, id, kind, data) \
-             SELECT $1, * FROM UNNEST($2::bytea[], $3::smallint[], $4::bytea[]) \
-             ON CONFLICT (repo, id) DO NOTHING",
-        )
-        .bind(repo.as_str())
-        .bind(ids)
-        .bind(kinds)
-        .bind(data)
-        .execute(self.pool())
-        .await
-        .map_err(|e| classify(OP, e))?;
-        Ok(())
+        insert_objects(self.pool(), repo, objects)
+            .await
+            .map_err(|e| classify(OP, e))
     }
 
     async fn contains(&self, repo: &RepoId, id: &ObjectId) -> Result<bool, BackendError> {
@@ -136,4 +122,34 @@ impl ObjectStore for PostgresBackend {
         }
         Ok(ids)
     }
+}
+
+/// Inserts `objects` (those already stored are skipped) in one statement: arrays of ids,
+/// kinds and bodies, unnested.
+pub(crate) async fn insert_objects<'c, E>(
+    executor: E,
+    repo: &RepoId,
+    objects: &[RawObject],
+) -> Result<(), sqlx::Error>
+where
+    E: sqlx::PgExecutor<'c>,
+{
+    if objects.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<Vec<u8>> = objects.iter().map(|o| o.id.as_bytes().to_vec()).collect();
+    let kinds: Vec<i16> = objects.iter().map(|o| i16::from(o.kind.as_u8())).collect();
+    let data: Vec<Vec<u8>> = objects.iter().map(|o| o.data.to_vec()).collect();
+    sqlx::query(
+        "INSERT INTO objects (repo, id, kind, data) \
+         SELECT $1, * FROM UNNEST($2::bytea[], $3::smallint[], $4::bytea[]) \
+         ON CONFLICT (repo, id) DO NOTHING",
+    )
+    .bind(repo.as_str())
+    .bind(ids)
+    .bind(kinds)
+    .bind(data)
+    .execute(executor)
+    .await?;
+    Ok(())
 }

@@ -5,7 +5,7 @@ use pangolin_refs::{
     LogQuery, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore, Reference, Target,
     TransactError, Transaction,
 };
-use pangolin_store::{BackendError, BackendErrorKind, ObjectId, RepoId, Timestamp};
+use pangolin_store::{BackendError, BackendErrorKind, ObjectId, RawObject, RepoId, Timestamp};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
@@ -251,41 +251,7 @@ impl RefStore for PostgresBackend {
         repo: &RepoId,
         tx: Transaction,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
-        const OP: &str = "refs.transact";
-        tx.validate()?;
-        let mut last_conflict = None;
-        for _ in 0..ATTEMPTS {
-            let mut db_tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
-            match attempt(&mut db_tx, repo, &tx).await {
-                Ok(entries) => match db_tx.commit().await {
-                    Ok(()) => return Ok(entries),
-                    Err(e) if is_retryable_conflict(&e) => last_conflict = Some(e),
-                    Err(e) => return Err(classify(OP, e).into()),
-                },
-                Err(Attempt::Fail(error)) => {
-                    let _ = db_tx.rollback().await;
-                    return Err(error);
-                }
-                Err(Attempt::Retry(e)) => {
-                    let _ = db_tx.rollback().await;
-                    last_conflict = Some(e);
-                }
-            }
-        }
-        // Still losing after retries: report what the refs hold now, as an out-of-date error
-        // when an expectation fails, or as a retryable conflict.
-        for update in &tx.updates {
-            let actual = self.get_ref(repo, &update.reference).await?;
-            Transaction::check(update, actual)?;
-        }
-        let error = last_conflict.unwrap_or(sqlx::Error::RowNotFound);
-        Err(BackendError::new(
-            BackendErrorKind::Conflict,
-            OP,
-            "concurrent transactions kept conflicting; retry",
-        )
-        .with_source(error)
-        .into())
+        self.run_transaction(repo, &tx, &[]).await
     }
 
     async fn ref_log(
@@ -334,5 +300,66 @@ impl RefStore for PostgresBackend {
     }
 }
 
-/// Objects first, then the ref move (see [`pangolin_refs::Publish`]).
-impl pangolin_refs::Publish for PostgresBackend {}
+/// Objects and the ref move in one database transaction.
+#[async_trait]
+impl pangolin_refs::Publish for PostgresBackend {
+    async fn publish(
+        &self,
+        repo: &RepoId,
+        objects: Vec<RawObject>,
+        tx: Transaction,
+    ) -> Result<Vec<RefLogEntry>, TransactError> {
+        self.run_transaction(repo, &tx, &objects).await
+    }
+}
+
+impl PostgresBackend {
+    /// Stores `objects` and applies `tx` in one database transaction, retrying the whole of it
+    /// on deadlocks, serialization failures and lost creation races.
+    async fn run_transaction(
+        &self,
+        repo: &RepoId,
+        tx: &Transaction,
+        objects: &[RawObject],
+    ) -> Result<Vec<RefLogEntry>, TransactError> {
+        const OP: &str = "refs.transact";
+        tx.validate()?;
+        let mut last_conflict = None;
+        for _ in 0..ATTEMPTS {
+            let mut db_tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
+            let attempted = match crate::objects::insert_objects(&mut *db_tx, repo, objects).await {
+                Ok(()) => attempt(&mut db_tx, repo, tx).await,
+                Err(e) => Err(db(e)),
+            };
+            match attempted {
+                Ok(entries) => match db_tx.commit().await {
+                    Ok(()) => return Ok(entries),
+                    Err(e) if is_retryable_conflict(&e) => last_conflict = Some(e),
+                    Err(e) => return Err(classify(OP, e).into()),
+                },
+                Err(Attempt::Fail(error)) => {
+                    let _ = db_tx.rollback().await;
+                    return Err(error);
+                }
+                Err(Attempt::Retry(e)) => {
+                    let _ = db_tx.rollback().await;
+                    last_conflict = Some(e);
+                }
+            }
+        }
+        // Still losing after retries: report what the refs hold now, as an out-of-date error
+        // when an expectation fails, or as a retryable conflict.
+        for update in &tx.updates {
+            let actual = self.get_ref(repo, &update.reference).await?;
+            Transaction::check(update, actual)?;
+        }
+        let error = last_conflict.unwrap_or(sqlx::Error::RowNotFound);
+        Err(BackendError::new(
+            BackendErrorKind::Conflict,
+            OP,
+            "concurrent transactions kept conflicting; retry",
+        )
+        .with_source(error)
+        .into())
+    }
+}

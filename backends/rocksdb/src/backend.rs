@@ -274,7 +274,13 @@ impl Inner {
             .clone()
     }
 
-    fn transact(&self, repo: &RepoId, tx: Transaction) -> Result<Vec<RefLogEntry>, TransactError> {
+    /// Applies `tx`, writing `objects` (rows of the objects family) in the same batch.
+    fn transact(
+        &self,
+        repo: &RepoId,
+        tx: Transaction,
+        objects: &[ObjectRow],
+    ) -> Result<Vec<RefLogEntry>, TransactError> {
         const OP: &str = "refs.transact";
         let lock = self.repo_lock(repo);
         let _guard = lock.lock();
@@ -296,6 +302,10 @@ impl Inner {
             .transpose()?
             .unwrap_or(1);
         let mut batch = WriteBatch::default();
+        let objects_cf = self.cf(OBJECTS)?;
+        for (key, value) in objects {
+            batch.put_cf(objects_cf, key, value);
+        }
         let mut entries = Vec::with_capacity(tx.updates.len());
         for (update, old) in tx.updates.iter().zip(olds) {
             let key = ref_key(repo, &update.reference);
@@ -398,18 +408,7 @@ impl ObjectStore for RocksBackend {
         if objects.is_empty() {
             return Ok(());
         }
-        let prefix = repo_prefix(repo);
-        let rows: Vec<(Vec<u8>, Vec<u8>)> = objects
-            .iter()
-            .map(|o| {
-                let mut key = prefix.clone();
-                key.extend_from_slice(o.id.as_bytes());
-                let mut value = Vec::with_capacity(o.data.len() + 1);
-                value.push(o.kind.as_u8());
-                value.extend_from_slice(&o.data);
-                (key, value)
-            })
-            .collect();
+        let rows = object_rows(repo, objects);
         // Objects are immutable: writing one again writes the same bytes, so no read first.
         self.blocking(OP, move |inner| {
             let mut batch = WriteBatch::default();
@@ -496,7 +495,7 @@ impl RefStore for RocksBackend {
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         tx.validate()?;
         let repo = repo.clone();
-        self.blocking("refs.transact", move |inner| inner.transact(&repo, tx))
+        self.blocking("refs.transact", move |inner| inner.transact(&repo, tx, &[]))
             .await?
     }
 
@@ -774,5 +773,39 @@ impl RocksBackend {
     }
 }
 
-/// Objects first, then the ref move (see [`pangolin_refs::Publish`]).
-impl pangolin_refs::Publish for RocksBackend {}
+/// Objects and the ref move in one synced write batch.
+#[async_trait]
+impl pangolin_refs::Publish for RocksBackend {
+    async fn publish(
+        &self,
+        repo: &RepoId,
+        objects: Vec<RawObject>,
+        tx: Transaction,
+    ) -> Result<Vec<RefLogEntry>, TransactError> {
+        tx.validate()?;
+        let repo = repo.clone();
+        let rows = object_rows(&repo, &objects);
+        self.blocking("refs.publish", move |inner| {
+            inner.transact(&repo, tx, &rows)
+        })
+        .await?
+    }
+}
+
+/// A row of the objects family: `repo \0 id` → kind byte and body.
+type ObjectRow = (Vec<u8>, Vec<u8>);
+
+fn object_rows(repo: &RepoId, objects: &[RawObject]) -> Vec<ObjectRow> {
+    let prefix = repo_prefix(repo);
+    objects
+        .iter()
+        .map(|o| {
+            let mut key = prefix.clone();
+            key.extend_from_slice(o.id.as_bytes());
+            let mut value = Vec::with_capacity(o.data.len() + 1);
+            value.push(o.kind.as_u8());
+            value.extend_from_slice(&o.data);
+            (key, value)
+        })
+        .collect()
+}
