@@ -111,6 +111,8 @@ impl From<NamespaceError> for ApiError {
             NamespaceError::AlreadyExists(_) => {
                 Self::new(StatusCode::CONFLICT, "AlreadyExistsException", message)
             }
+            // The spec gives creating a namespace no 404: a missing parent is a bad request.
+            NamespaceError::ParentNotFound { .. } => Self::bad_request(message),
             NamespaceError::NotEmpty { .. } => {
                 Self::new(StatusCode::CONFLICT, "NamespaceNotEmptyException", message)
             }

@@ -17,6 +17,11 @@ pub enum NamespaceError {
     NotFound(ContentKey),
     #[error("namespace `{0}` already exists")]
     AlreadyExists(ContentKey),
+    #[error("cannot create `{child}`: its parent namespace `{parent}` does not exist")]
+    ParentNotFound {
+        parent: ContentKey,
+        child: ContentKey,
+    },
     #[error("`{0}` exists but is not a namespace")]
     NotANamespace(ContentKey),
     #[error("namespace `{namespace}` is not empty: it holds `{first}`")]
@@ -103,7 +108,12 @@ impl Catalog {
                         return Err(NamespaceError::AlreadyExists(key));
                     }
                     if let Some(parent) = key.parent() {
-                        namespace_at(&odb, &tree, &parent).await?;
+                        match namespace_at(&odb, &tree, &parent).await {
+                            Err(NamespaceError::NotFound(_)) => {
+                                return Err(NamespaceError::ParentNotFound { parent, child: key });
+                            }
+                            other => other?,
+                        };
                     }
                     let entry = Entry::new(Content::Namespace { properties });
                     Ok(BTreeMap::from([(key, Some(entry))]))

@@ -119,7 +119,7 @@ async fn namespaces_nest_list_update_and_drop() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, CommitError::Rejected(NamespaceError::NotFound(ref k)) if *k == key("nope")),
+        matches!(err, CommitError::Rejected(NamespaceError::ParentNotFound { ref parent, .. }) if *parent == key("nope")),
         "{err}"
     );
 
@@ -387,15 +387,32 @@ async fn writes_to_a_missing_branch_fail_and_tags_are_read_only() {
 async fn racing_writers_on_sqlite_all_land() {
     use pangolin_backend_sqlite::SqliteBackend;
 
-    let path = std::env::temp_dir().join(format!("pangolin-sqlite-catalog-{}.db", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("pangolin-sqlite-catalog-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let store = Arc::new(SqliteBackend::open(&path).await.unwrap());
-    let catalog = Catalog::create(store.clone(), Arc::new(ObjectCache::new(16 << 20)), "acme", "lake", "ana").await.unwrap();
+    let catalog = Catalog::create(
+        store.clone(),
+        Arc::new(ObjectCache::new(16 << 20)),
+        "acme",
+        "lake",
+        "ana",
+    )
+    .await
+    .unwrap();
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..8 {
         let catalog = catalog.clone();
         tasks.spawn(async move {
-            catalog.create_namespace(&branch("main"), &key(&format!("ns{i}")), BTreeMap::new(), &meta("ns")).await.unwrap()
+            catalog
+                .create_namespace(
+                    &branch("main"),
+                    &key(&format!("ns{i}")),
+                    BTreeMap::new(),
+                    &meta("ns"),
+                )
+                .await
+                .unwrap()
         });
     }
     while let Some(result) = tasks.join_next().await {
@@ -404,9 +421,17 @@ async fn racing_writers_on_sqlite_all_land() {
     store.close().await;
 
     let store = Arc::new(SqliteBackend::open(&path).await.unwrap());
-    let reopened = Catalog::open(store, Arc::new(ObjectCache::new(16 << 20)), "acme", "lake").unwrap();
-    let (all, _) = reopened.list_namespaces(&spec("main"), None, None, 100).await.unwrap();
+    let reopened =
+        Catalog::open(store, Arc::new(ObjectCache::new(16 << 20)), "acme", "lake").unwrap();
+    let (all, _) = reopened
+        .list_namespaces(&spec("main"), None, None, 100)
+        .await
+        .unwrap();
     assert_eq!(all.len(), 8);
     let root = reopened.resolve(&spec("main~8")).await.unwrap().commit;
-    assert_eq!(reopened.odb().commit(&root).await.unwrap().depth, 0, "eight commits on the first one");
+    assert_eq!(
+        reopened.odb().commit(&root).await.unwrap().depth,
+        0,
+        "eight commits on the first one"
+    );
 }
