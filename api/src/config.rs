@@ -44,7 +44,25 @@ pub async fn config(
     scope.catalog.resolve(&scope.at).await?;
     Ok(Json(serde_json::json!({
         "defaults": {},
-        "overrides": { "prefix": prefix },
+        "overrides": { "prefix": url_safe(&prefix) },
         "endpoints": ENDPOINTS,
     })))
+}
+
+/// Clients paste the prefix into URLs as it is, so the characters that would end or split a
+/// path segment (`/` in `feature/x`, `#` before a hash or time, `?`) are percent-encoded; the
+/// server decodes them again when it reads the prefix from the path.
+fn url_safe(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len());
+    for c in prefix.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '/' => out.push_str("%2F"),
+            '#' => out.push_str("%23"),
+            '?' => out.push_str("%3F"),
+            ' ' => out.push_str("%20"),
+            other => out.push(other),
+        }
+    }
+    out
 }

@@ -299,3 +299,58 @@ async fn health_and_readiness_answer() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn prefixes_with_branch_paths_hashes_and_times_are_url_safe_and_work() {
+    let app = app().await;
+    call(
+        &app,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["a"]})),
+    )
+    .await;
+    let (_, config) = call(
+        &app,
+        Method::GET,
+        "/v1/config?warehouse=lake%40main%232001-01-01T00%3A00%3A00Z",
+        None,
+    )
+    .await;
+    // The ref did not exist in 2001: config refuses it rather than hand out a dead prefix.
+    assert_eq!(error_type(&config), "BadRequestException", "{config}");
+
+    let (status, config) = call(
+        &app,
+        Method::GET,
+        "/v1/config?warehouse=lake%40main~1",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{config}");
+    let prefix = config["overrides"]["prefix"].as_str().unwrap().to_owned();
+    assert_eq!(prefix, "lake@main~1");
+    let (_, listed) = call(&app, Method::GET, &format!("/v1/{prefix}/namespaces"), None).await;
+    assert_eq!(listed, json!({"namespaces": []}), "one commit before `a`");
+
+    // A time: `#` and `:` come back encoded so a client can paste the prefix into a path.
+    let now = "2099-01-01T00:00:00Z";
+    let (status, config) = call(
+        &app,
+        Method::GET,
+        &format!(
+            "/v1/config?warehouse=lake%40main%23{}",
+            now.replace(':', "%3A")
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{config}");
+    let prefix = config["overrides"]["prefix"].as_str().unwrap().to_owned();
+    assert_eq!(prefix, format!("lake@main%23{now}"));
+    let (status, listed) = call(&app, Method::GET, &format!("/v1/{prefix}/namespaces"), None).await;
+    assert_eq!(
+        (status, listed),
+        (StatusCode::OK, json!({"namespaces": [["a"]]}))
+    );
+}
