@@ -67,7 +67,7 @@ def test_a_past_state_of_main_is_readable_and_read_only(server_url, catalog, uni
 
 def test_a_branch_at_a_time_is_a_warehouse_too(server_url, catalog, unique):
     catalog.create_namespace(unique)
-    # `#` and `:` in the warehouse come back percent-encoded in the prefix, so PyIceberg can
+    # `#` in the warehouse comes back percent-encoded in the prefix, so PyIceberg can
     # paste it into its URLs; 2099 is after every commit, so this is main as it is now.
     at_time = RestCatalog("at-time", uri=server_url, warehouse="default@main#2099-01-01T00:00:00Z")
     assert (unique,) in at_time.list_namespaces()
