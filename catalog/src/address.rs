@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use pangolin_refs::{RefKind, RefName, Reference};
+use pangolin_refs::{RefName, Reference};
 use pangolin_store::{HashPrefix, Timestamp};
 
 /// A parsed reference expression.
@@ -17,8 +17,6 @@ pub enum RefSpec {
     AtTime(RefName, Timestamp),
     /// `n` first-parent steps back from a named ref.
     Back(RefName, u64),
-    /// A commit by hash prefix alone.
-    Hash(HashPrefix),
 }
 
 /// Why a reference expression was refused.
@@ -61,17 +59,16 @@ impl RefSpec {
             };
             return Ok(Self::Back(name, n));
         }
-        // A name that could be a hash is a hash only when no ref has that name; the catalog
-        // decides, so keep both readings available.
+        // A bare hash parses as a name too: it reads as a hash only when no ref has that name,
+        // which the catalog decides.
         let name = RefName::new(input).map_err(|e| invalid(input, e.to_string()))?;
         Ok(Self::Named(name))
     }
 
-    /// The ref the expression starts from, if any.
-    pub fn ref_name(&self) -> Option<&RefName> {
+    /// The ref the expression starts from.
+    pub fn ref_name(&self) -> &RefName {
         match self {
-            Self::Named(n) | Self::AtHash(n, _) | Self::AtTime(n, _) | Self::Back(n, _) => Some(n),
-            Self::Hash(_) => None,
+            Self::Named(n) | Self::AtHash(n, _) | Self::AtTime(n, _) | Self::Back(n, _) => n,
         }
     }
 }
@@ -83,7 +80,6 @@ impl fmt::Display for RefSpec {
             Self::AtHash(n, h) => write!(f, "{n}#{h}"),
             Self::AtTime(n, t) => write!(f, "{n}#{t}"),
             Self::Back(n, k) => write!(f, "{n}~{k}"),
-            Self::Hash(h) => write!(f, "{h}"),
         }
     }
 }
@@ -94,11 +90,6 @@ pub struct Resolved {
     pub commit: pangolin_store::ObjectId,
     /// The branch a write may go to: set only when the expression names a branch head.
     pub writable_branch: Option<Reference>,
-}
-
-/// Whether `kind` may be written to at its head.
-pub(crate) fn writable(kind: RefKind) -> bool {
-    kind == RefKind::Branch
 }
 
 #[cfg(test)]

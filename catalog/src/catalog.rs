@@ -13,7 +13,7 @@ use pangolin_store::{
     Timestamp, tree,
 };
 
-use crate::address::{RefSpec, Resolved, writable};
+use crate::address::{RefSpec, Resolved};
 use crate::store::Store;
 
 /// The branch every catalog starts with.
@@ -197,15 +197,7 @@ impl Catalog {
     /// plain branch name: hashes, times, ancestors and tags are read-only).
     #[tracing::instrument(level = "debug", skip(self), fields(tenant = %self.tenant, catalog = %self.name))]
     pub async fn resolve(&self, spec: &RefSpec) -> Result<Resolved, ResolveError> {
-        let Some(name) = spec.ref_name() else {
-            let RefSpec::Hash(prefix) = spec else {
-                unreachable!("only hashes have no ref")
-            };
-            return Ok(Resolved {
-                commit: self.odb.resolve_prefix(prefix).await?,
-                writable_branch: None,
-            });
-        };
+        let name = spec.ref_name();
         let (reference, head) = match self.lookup(name).await? {
             Some(found) => found,
             None => {
@@ -224,7 +216,7 @@ impl Catalog {
         Ok(match spec {
             RefSpec::Named(_) => Resolved {
                 commit: head,
-                writable_branch: writable(reference.kind).then(|| reference.clone()),
+                writable_branch: (reference.kind == RefKind::Branch).then(|| reference.clone()),
             },
             RefSpec::AtHash(_, prefix) => {
                 let commit = self.odb.resolve_prefix(prefix).await?;
@@ -261,7 +253,6 @@ impl Catalog {
                 commit: history::nth_ancestor(&self.odb, head, *n).await?,
                 writable_branch: None,
             },
-            RefSpec::Hash(_) => unreachable!("handled above"),
         })
     }
 

@@ -104,12 +104,10 @@ impl Odb {
 
     /// Encodes, stores and caches `objects` in one backend call; returns their ids in order.
     pub async fn write(&self, objects: Vec<Object>) -> Result<Vec<ObjectId>, BackendError> {
-        let raw: Vec<RawObject> = objects.iter().map(Object::encode).collect();
-        self.store.put_many(&self.repo, &raw).await?;
-        let ids = raw.iter().map(|r| r.id).collect();
-        for (raw, object) in raw.into_iter().zip(objects) {
-            self.cache.insert(&self.repo, raw.id, object);
-        }
+        let encoded: Vec<(RawObject, Object)> =
+            objects.into_iter().map(|o| (o.encode(), o)).collect();
+        let ids = encoded.iter().map(|(raw, _)| raw.id).collect();
+        self.write_encoded(encoded).await?;
         Ok(ids)
     }
 
