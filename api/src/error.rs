@@ -5,7 +5,8 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use pangolin_catalog::{CommitError, NamespaceError, ReadAtError, ResolveError};
+use pangolin_catalog::iceberg::IoError;
+use pangolin_catalog::{CommitError, NamespaceError, ReadAtError, ResolveError, TableError};
 use pangolin_store::{BackendError, BackendErrorKind, KeyError, ReadError};
 use serde_json::json;
 
@@ -154,6 +155,58 @@ impl<E: Into<ApiError>> From<CommitError<E>> for ApiError {
             CommitError::Edit(e) => Self::internal(&e),
             CommitError::Commit(e) => Self::internal(&e),
             CommitError::Transact(e) => Self::internal(&e),
+        }
+    }
+}
+
+impl From<TableError> for ApiError {
+    fn from(error: TableError) -> Self {
+        let message = error.to_string();
+        match error {
+            TableError::NotFound(_) => {
+                Self::new(StatusCode::NOT_FOUND, "NoSuchTableException", message)
+            }
+            TableError::NamespaceNotFound(_) => {
+                Self::new(StatusCode::NOT_FOUND, "NoSuchNamespaceException", message)
+            }
+            TableError::AlreadyExists { .. } => {
+                Self::new(StatusCode::CONFLICT, "AlreadyExistsException", message)
+            }
+            TableError::RequirementFailed(_) => {
+                Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
+            }
+            TableError::LiveElsewhere { .. } => {
+                Self::new(StatusCode::CONFLICT, "ConflictException", message)
+            }
+            TableError::Update(_) => Self::bad_request(message),
+            TableError::Io(e) => e.into(),
+            TableError::Namespace(e) => e.into(),
+            TableError::Resolve(e) => e.into(),
+            TableError::Read(e) => e.into(),
+            TableError::Backend(e) => e.into(),
+            TableError::NoWarehouse(_) => Self::internal(&error),
+        }
+    }
+}
+
+impl From<IoError> for ApiError {
+    fn from(error: IoError) -> Self {
+        let message = error.to_string();
+        match error {
+            // The entry points at a file that is gone: the table was purged under it.
+            IoError::NotFound(_) => {
+                Self::new(StatusCode::NOT_FOUND, "NoSuchTableException", message)
+            }
+            IoError::InvalidLocation { .. } | IoError::Parse { .. } => Self::bad_request(message),
+            // Files are written before the branch moves, so nothing was committed: retryable.
+            IoError::Store { .. } => {
+                tracing::warn!(error = %error, "warehouse storage error");
+                Self::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "ServiceUnavailableException",
+                    message,
+                )
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! HTTP: the Iceberg REST catalog API (namespaces so far), health and readiness.
+//! HTTP: the Iceberg REST catalog API (namespaces and tables), health and readiness.
 //!
 //! Handlers are thin: they parse, call the catalog, and map every error explicitly to the
 //! Iceberg error model ([`error`]). Only this crate knows HTTP.
@@ -8,6 +8,7 @@ pub mod error;
 pub mod json;
 pub mod namespaces;
 pub mod state;
+pub mod tables;
 
 use std::time::Duration;
 
@@ -44,7 +45,27 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/v1/{prefix}/namespaces/{namespace}/properties",
             post(namespaces::update_properties),
-        );
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/tables",
+            get(tables::list).post(tables::create),
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/tables/{table}",
+            get(tables::load)
+                .head(tables::exists)
+                .post(tables::commit)
+                .delete(tables::drop),
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+            post(tables::metrics),
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/register",
+            post(tables::register),
+        )
+        .route("/v1/{prefix}/tables/rename", post(tables::rename));
     Router::new()
         .merge(iceberg)
         .route("/health", get(|| async { StatusCode::OK }))

@@ -17,11 +17,11 @@ use crate::state::AppState;
 /// Namespace levels in a path are joined by the unit separator (`%1F`).
 const SEPARATOR: char = '\u{1f}';
 
-fn namespace_key(path: &str) -> Result<ContentKey, ApiError> {
+pub(crate) fn namespace_key(path: &str) -> Result<ContentKey, ApiError> {
     Ok(ContentKey::new(path.split(SEPARATOR))?)
 }
 
-fn levels(key: &ContentKey) -> Vec<String> {
+pub(crate) fn levels(key: &ContentKey) -> Vec<String> {
     key.elements().map(str::to_owned).collect()
 }
 
@@ -44,7 +44,7 @@ pub struct ListParams {
 }
 
 /// Page tokens are the last key returned, its levels hex-encoded: opaque and URL-safe.
-fn encode_token(key: &ContentKey) -> String {
+pub(crate) fn encode_token(key: &ContentKey) -> String {
     levels(key)
         .join("\u{1f}")
         .bytes()
@@ -52,7 +52,7 @@ fn encode_token(key: &ContentKey) -> String {
         .collect()
 }
 
-fn decode_token(token: &str) -> Result<ContentKey, ApiError> {
+pub(crate) fn decode_token(token: &str) -> Result<ContentKey, ApiError> {
     let invalid = || ApiError::bad_request(format!("invalid page token `{token}`"));
     if !token.len().is_multiple_of(2) {
         return Err(invalid());
@@ -67,7 +67,7 @@ fn decode_token(token: &str) -> Result<ContentKey, ApiError> {
 }
 
 /// Largest page a client may ask for.
-const MAX_PAGE: usize = 1_000;
+pub(crate) const MAX_PAGE: usize = 1_000;
 
 pub async fn list(
     State(state): State<AppState>,

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use pangolin_catalog::{Catalog, RefSpec, Store};
+use pangolin_catalog::{Catalog, RefSpec, Store, Warehouse};
 use pangolin_refs::Reference;
 use pangolin_store::ObjectCache;
 
@@ -17,6 +17,8 @@ pub struct AppState {
     pub tenant: String,
     /// The catalog used when a client names no warehouse.
     pub default_catalog: String,
+    /// Where table files go, for every catalog until warehouses are configured per catalog.
+    pub warehouse: Warehouse,
 }
 
 impl std::fmt::Debug for AppState {
@@ -24,6 +26,7 @@ impl std::fmt::Debug for AppState {
         f.debug_struct("AppState")
             .field("tenant", &self.tenant)
             .field("default_catalog", &self.default_catalog)
+            .field("warehouse", &self.warehouse.root)
             .finish()
     }
 }
@@ -42,7 +45,8 @@ impl AppState {
             None => (prefix, pangolin_catalog::DEFAULT_BRANCH),
         };
         let catalog = Catalog::open(self.store.clone(), self.cache.clone(), &self.tenant, name)
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            .map_err(|e| ApiError::bad_request(e.to_string()))?
+            .with_warehouse(self.warehouse.clone());
         let at = RefSpec::parse(at)
             .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;
         Ok(Scope { catalog, at })

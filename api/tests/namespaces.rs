@@ -7,7 +7,8 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use pangolin_api::{AppState, router};
 use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::Catalog;
+use pangolin_catalog::iceberg::FileIo;
+use pangolin_catalog::{Catalog, Warehouse};
 use pangolin_store::ObjectCache;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -23,6 +24,8 @@ async fn app() -> axum::Router {
         cache,
         tenant: "default".into(),
         default_catalog: "lake".into(),
+        // Namespace routes write no files.
+        warehouse: Warehouse::new("file:///nonexistent", Arc::new(FileIo::new(1))),
     })
 }
 

@@ -15,6 +15,7 @@ use pangolin_store::{
 
 use crate::address::{RefSpec, Resolved};
 use crate::store::Store;
+use crate::warehouse::Warehouse;
 
 /// The branch every catalog starts with.
 pub const DEFAULT_BRANCH: &str = "main";
@@ -27,6 +28,7 @@ pub struct Catalog {
     store: Arc<dyn Store>,
     cache: Arc<ObjectCache>,
     odb: Odb,
+    warehouse: Option<Warehouse>,
 }
 
 impl fmt::Debug for Catalog {
@@ -115,6 +117,7 @@ impl Catalog {
             store,
             cache,
             odb,
+            warehouse: None,
         })
     }
 
@@ -158,6 +161,16 @@ impl Catalog {
                 other.to_string(),
             ))),
         }
+    }
+
+    /// The same catalog, writing table files to `warehouse`.
+    pub fn with_warehouse(mut self, warehouse: Warehouse) -> Self {
+        self.warehouse = Some(warehouse);
+        self
+    }
+
+    pub(crate) fn warehouse_ref(&self) -> Option<&Warehouse> {
+        self.warehouse.as_ref()
     }
 
     pub fn tenant(&self) -> &str {

@@ -3,16 +3,22 @@
 //! A catalog is one repository; every write is a commit on a branch made by the commit
 //! protocol ([`Catalog::commit`]); every read names what it reads with a reference expression
 //! ([`RefSpec`]: a branch, a tag, a commit in a branch's history, a branch at a time).
-//! Namespaces live here; Iceberg tables and views, tenancy and authorization come on top.
+//! Namespaces and Iceberg tables live here; views, tenancy and authorization come on top.
 
 pub mod address;
 pub mod catalog;
 pub mod commit;
+pub mod iceberg;
+pub mod list;
 pub mod namespace;
 pub mod store;
+pub mod table;
+pub mod warehouse;
 
 pub use address::{RefSpec, RefSpecError, Resolved};
 pub use catalog::{Catalog, CreateError, DEFAULT_BRANCH, OpenError, ResolveError};
 pub use commit::{CommitError, CommitMeta, Committed, Edits, MAX_ATTEMPTS, PlanFuture};
 pub use namespace::{Namespace, NamespaceError, PropertiesUpdate, ReadAtError};
 pub use store::Store;
+pub use table::{LoadedTable, TableError, table_commit_meta};
+pub use warehouse::Warehouse;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use pangolin_refs::Reference;
 use pangolin_store::tree::{self, KeyRange};
-use pangolin_store::{Content, ContentKey, Entry, ObjectId, Odb, ReadError};
+use pangolin_store::{Content, ContentKey, ContentKind, Entry, ObjectId, Odb, ReadError};
 
 use crate::address::RefSpec;
 use crate::catalog::{Catalog, ResolveError};
@@ -51,7 +51,7 @@ pub struct PropertiesUpdate {
     pub missing: Vec<String>,
 }
 
-async fn namespace_at(
+pub(crate) async fn namespace_at(
     odb: &Odb,
     tree: &ObjectId,
     key: &ContentKey,
@@ -85,7 +85,7 @@ impl From<ReadError> for ReadAtError {
 }
 
 impl Catalog {
-    async fn tree_at(&self, at: &RefSpec) -> Result<ObjectId, ReadAtError> {
+    pub(crate) async fn tree_at(&self, at: &RefSpec) -> Result<ObjectId, ReadAtError> {
         let resolved = self.resolve(at).await?;
         Ok(self.odb().commit(&resolved.commit).await?.tree)
     }
@@ -141,36 +141,10 @@ impl Catalog {
         after: Option<&ContentKey>,
         limit: usize,
     ) -> Result<(Vec<ContentKey>, Option<ContentKey>), ReadAtError> {
-        let tree = self.tree_at(at).await?;
-        if let Some(parent) = parent {
-            namespace_at(self.odb(), &tree, parent).await?;
-        }
-        let depth = parent.map_or(1, |p| p.len() + 1);
-        let mut range = match parent {
-            Some(p) => KeyRange::prefix(p.clone()),
-            None => KeyRange::all(),
-        };
-        if let Some(after) = after {
-            range = range.after(after);
-        }
-        // Scans the subtree in pages; deeper keys and tables are skipped.
-        let mut found = Vec::new();
-        loop {
-            let page = tree::list(self.odb(), &tree, &range, 1_000).await?;
-            for (key, entry) in page.entries {
-                if key.len() == depth && matches!(entry.content, Content::Namespace { .. }) {
-                    if found.len() == limit {
-                        let next = found.last().cloned();
-                        return Ok((found, next));
-                    }
-                    found.push(key);
-                }
-            }
-            match page.next_after {
-                Some(next) => range = range.after(&next),
-                None => return Ok((found, None)),
-            }
-        }
+        let (found, next) = self
+            .list_children(at, parent, ContentKind::Namespace, after, limit)
+            .await?;
+        Ok((found.into_iter().map(|(key, _)| key).collect(), next))
     }
 
     /// Removes `removals` and sets `updates` in the properties of `key`.

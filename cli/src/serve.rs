@@ -7,7 +7,8 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use pangolin_api::AppState;
 use pangolin_backend_sqlite::SqliteBackend;
-use pangolin_catalog::{Catalog, CreateError};
+use pangolin_catalog::iceberg::FileIo;
+use pangolin_catalog::{Catalog, CreateError, Warehouse};
 use pangolin_store::ObjectCache;
 
 #[derive(Debug, clap::Args)]
@@ -15,16 +16,23 @@ pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "PANGOLIN_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Directory for the SQLite database (and, later, the local warehouse).
+    /// Directory for the SQLite database and, unless `--warehouse` says otherwise, table files.
     #[arg(long, env = "PANGOLIN_DATA_DIR", default_value = "./pangolin-data")]
     data_dir: PathBuf,
     /// The catalog clients get when they name no warehouse; created on first start.
     #[arg(long, env = "PANGOLIN_DEFAULT_CATALOG", default_value = "default")]
     default_catalog: String,
+    /// Where table data and metadata files go (`file:///...` or an absolute path); defaults to
+    /// `<data-dir>/warehouse`.
+    #[arg(long, env = "PANGOLIN_WAREHOUSE")]
+    warehouse: Option<String>,
     /// Memory for cached catalog objects, in MiB.
     #[arg(long, env = "PANGOLIN_CACHE_MIB", default_value_t = 256)]
     cache_mib: u64,
 }
+
+/// How many tables' parsed metadata stay in memory.
+const CACHED_TABLES: usize = 10_000;
 
 /// The tenant every request acts in until tenancy arrives.
 const TENANT: &str = "default";
@@ -47,6 +55,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("opening the database {}", database.display()))?,
     );
     let cache = Arc::new(ObjectCache::new(args.cache_mib << 20));
+    let warehouse = match &args.warehouse {
+        Some(location) => location.clone(),
+        None => {
+            let dir = args.data_dir.join("warehouse");
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("creating the warehouse directory {}", dir.display()))?;
+            let dir = std::fs::canonicalize(&dir)
+                .with_context(|| format!("resolving {}", dir.display()))?;
+            url::Url::from_directory_path(&dir)
+                .map_err(|()| anyhow::anyhow!("{} is not an absolute path", dir.display()))?
+                .to_string()
+        }
+    };
+    pangolin_catalog::iceberg::io::location_url(&warehouse)
+        .context("the warehouse location is not usable")?;
     match Catalog::create(
         store.clone(),
         cache.clone(),
@@ -65,11 +88,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         cache,
         tenant: TENANT.to_owned(),
         default_catalog: args.default_catalog.clone(),
+        warehouse: Warehouse::new(warehouse.clone(), Arc::new(FileIo::new(CACHED_TABLES))),
     };
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
-    tracing::info!(address = %listener.local_addr()?, data_dir = %args.data_dir.display(), "pangolin is serving");
+    tracing::info!(address = %listener.local_addr()?, data_dir = %args.data_dir.display(), %warehouse, "pangolin is serving");
     axum::serve(listener, pangolin_api::router(state))
         .with_graceful_shutdown(shutdown())
         .await

@@ -1,0 +1,213 @@
+//! Reading and writing metadata files in a warehouse, through `object_store`.
+//!
+//! Metadata files are immutable once written (each commit writes a new one), so parsed
+//! metadata is cached by location with no invalidation.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use parking_lot::Mutex;
+use url::Url;
+
+use super::metadata::TableMetadata;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    #[error("`{location}` is not a usable location: {reason}")]
+    InvalidLocation { location: String, reason: String },
+    #[error("metadata file `{0}` does not exist")]
+    NotFound(String),
+    #[error("metadata file `{location}` is not valid table metadata: {reason}")]
+    Parse { location: String, reason: String },
+    #[error("storage error at `{location}`: {source}")]
+    Store {
+        location: String,
+        #[source]
+        source: object_store::Error,
+    },
+}
+
+/// Files of one server: object stores by scheme and authority, and the metadata cache.
+pub struct FileIo {
+    stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
+    cache: quick_cache::sync::Cache<String, Arc<TableMetadata>>,
+}
+
+impl std::fmt::Debug for FileIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileIo")
+            .field("cached", &self.cache.len())
+            .finish()
+    }
+}
+
+/// Parses a location: a URL, or an absolute local path (taken as `file://`).
+pub fn location_url(location: &str) -> Result<Url, IoError> {
+    let invalid = |reason: String| IoError::InvalidLocation {
+        location: location.to_owned(),
+        reason,
+    };
+    if location.contains("://") {
+        Url::parse(location).map_err(|e| invalid(e.to_string()))
+    } else if location.starts_with('/') {
+        Url::from_file_path(location).map_err(|()| invalid("not an absolute path".to_owned()))
+    } else {
+        Err(invalid(
+            "use a URL (file://, s3://, ...) or an absolute path".to_owned(),
+        ))
+    }
+}
+
+impl FileIo {
+    /// `cached_tables`: how many parsed metadata files to keep in memory.
+    pub fn new(cached_tables: usize) -> Self {
+        Self {
+            stores: Mutex::new(HashMap::new()),
+            cache: quick_cache::sync::Cache::new(cached_tables.max(1)),
+        }
+    }
+
+    fn resolve(&self, location: &str) -> Result<(Arc<dyn ObjectStore>, Path), IoError> {
+        let url = location_url(location)?;
+        let invalid = |reason: String| IoError::InvalidLocation {
+            location: location.to_owned(),
+            reason,
+        };
+        let path = Path::from_url_path(url.path()).map_err(|e| invalid(e.to_string()))?;
+        let store_key = format!("{}://{}", url.scheme(), url.authority());
+        if let Some(store) = self.stores.lock().get(&store_key) {
+            return Ok((store.clone(), path));
+        }
+        let (store, _) = object_store::parse_url(&url).map_err(|e| invalid(e.to_string()))?;
+        let store: Arc<dyn ObjectStore> = Arc::from(store);
+        self.stores.lock().insert(store_key, store.clone());
+        Ok((store, path))
+    }
+
+    /// The metadata at `location`, from the cache or the warehouse.
+    pub async fn read_metadata(&self, location: &str) -> Result<Arc<TableMetadata>, IoError> {
+        if let Some(hit) = self.cache.get(location) {
+            return Ok(hit);
+        }
+        let (store, path) = self.resolve(location)?;
+        let bytes = match store.get(&path).await {
+            Ok(result) => result.bytes().await,
+            Err(e) => Err(e),
+        }
+        .map_err(|e| match e {
+            object_store::Error::NotFound { .. } => IoError::NotFound(location.to_owned()),
+            source => IoError::Store {
+                location: location.to_owned(),
+                source,
+            },
+        })?;
+        let metadata: TableMetadata =
+            serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
+                location: location.to_owned(),
+                reason: e.to_string(),
+            })?;
+        metadata.validate().map_err(|reason| IoError::Parse {
+            location: location.to_owned(),
+            reason,
+        })?;
+        let metadata = Arc::new(metadata);
+        self.cache.insert(location.to_owned(), metadata.clone());
+        Ok(metadata)
+    }
+
+    /// Writes a new metadata file; never overwrites one.
+    pub async fn write_metadata(
+        &self,
+        location: &str,
+        metadata: Arc<TableMetadata>,
+    ) -> Result<(), IoError> {
+        let (store, path) = self.resolve(location)?;
+        let body = serde_json::to_vec(metadata.as_ref()).map_err(|e| IoError::Parse {
+            location: location.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        store
+            .put_opts(&path, PutPayload::from(body), options)
+            .await
+            .map_err(|source| IoError::Store {
+                location: location.to_owned(),
+                source,
+            })?;
+        self.cache.insert(location.to_owned(), metadata);
+        Ok(())
+    }
+
+    /// Deletes every file under `location` (a table's directory); returns how many.
+    pub async fn delete_under(&self, location: &str) -> Result<usize, IoError> {
+        let (store, path) = self.resolve(location)?;
+        let url = location_url(location)?;
+        let store_error = |source| IoError::Store {
+            location: location.to_owned(),
+            source,
+        };
+        let files: Vec<Path> = store
+            .list(Some(&path))
+            .map_ok(|meta| meta.location)
+            .try_collect()
+            .await
+            .map_err(store_error)?;
+        let count = files.len();
+        for file in files {
+            match store.delete(&file).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(store_error(e)),
+            }
+            self.cache
+                .remove(&format!("{}://{}/{file}", url.scheme(), url.authority()));
+        }
+        Ok(count)
+    }
+}
+
+/// Where the next metadata file of a table goes: `<location>/metadata/<NNNNN>-<uuid>.metadata.json`,
+/// numbered one above the file it replaces.
+pub fn next_metadata_location(table_location: &str, previous: Option<&str>) -> String {
+    let version = previous
+        .and_then(|p| p.rsplit('/').next())
+        .and_then(|file| file.split('-').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .map_or(0, |n| n + 1);
+    format!(
+        "{}/metadata/{version:05}-{}.metadata.json",
+        table_location.trim_end_matches('/'),
+        uuid::Uuid::new_v4()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_files_are_numbered_after_the_previous_one() {
+        let first = next_metadata_location("file:///w/t/", None);
+        assert!(first.starts_with("file:///w/t/metadata/00000-"), "{first}");
+        assert!(first.ends_with(".metadata.json"));
+        let second = next_metadata_location("file:///w/t", Some(&first));
+        assert!(
+            second.starts_with("file:///w/t/metadata/00001-"),
+            "{second}"
+        );
+        let odd = next_metadata_location("s3://b/t", Some("s3://b/t/metadata/v3.metadata.json"));
+        assert!(odd.starts_with("s3://b/t/metadata/00000-"), "{odd}");
+    }
+
+    #[test]
+    fn locations_are_urls_or_absolute_paths() {
+        assert_eq!(location_url("/tmp/w").unwrap().as_str(), "file:///tmp/w");
+        assert_eq!(location_url("s3://b/k").unwrap().scheme(), "s3");
+        assert!(location_url("relative/path").is_err());
+    }
+}

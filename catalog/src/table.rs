@@ -1,0 +1,615 @@
+//! Iceberg tables: entries of the catalog tree pointing at metadata files in the warehouse.
+//!
+//! A table commit reads the table's metadata at the branch head, checks the client's
+//! requirements, applies its updates, writes a new metadata file and commits the new entry.
+//! When another writer moved the branch meanwhile but did not touch this table, the same new
+//! metadata is committed on top of it (no new file); when the table did change, requirements
+//! are checked again against its new state.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use pangolin_refs::{RefQuery, Reference};
+use pangolin_store::tree;
+use pangolin_store::{
+    BackendError, Content, ContentId, ContentKey, ContentKind, Entry, ObjectId, Odb, ReadError,
+    Timestamp,
+};
+use parking_lot::Mutex;
+
+use crate::address::RefSpec;
+use crate::catalog::{Catalog, ResolveError};
+use crate::commit::{CommitError, CommitMeta, Committed, Edits, PlanFuture};
+use crate::iceberg::io::next_metadata_location;
+use crate::iceberg::update::blank;
+use crate::iceberg::{
+    IoError, MetadataBuilder, NewTable, RequirementFailed, TableMetadata, TableRequirement,
+    TableUpdate, UpdateError, new_table_metadata,
+};
+use crate::namespace::{NamespaceError, ReadAtError, namespace_at};
+use crate::warehouse::Warehouse;
+
+/// Why a table operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("table `{0}` does not exist")]
+    NotFound(ContentKey),
+    #[error("namespace `{0}` does not exist")]
+    NamespaceNotFound(ContentKey),
+    #[error("`{key}` already exists (as {kind})")]
+    AlreadyExists { key: ContentKey, kind: ContentKind },
+    #[error(transparent)]
+    RequirementFailed(#[from] RequirementFailed),
+    #[error(transparent)]
+    Update(#[from] UpdateError),
+    #[error("catalog `{0}` has no warehouse to write table files to")]
+    NoWarehouse(String),
+    #[error(
+        "cannot purge `{key}`: {reference} still holds it; drop it there first or drop without purge"
+    )]
+    LiveElsewhere { key: ContentKey, reference: String },
+    #[error(transparent)]
+    Namespace(NamespaceError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+impl From<ReadAtError> for TableError {
+    fn from(error: ReadAtError) -> Self {
+        match error {
+            ReadAtError::Resolve(e) => e.into(),
+            ReadAtError::Namespace(e) => e.into(),
+        }
+    }
+}
+
+impl From<NamespaceError> for TableError {
+    fn from(error: NamespaceError) -> Self {
+        match error {
+            NamespaceError::NotFound(key) | NamespaceError::NotANamespace(key) => {
+                Self::NamespaceNotFound(key)
+            }
+            NamespaceError::Read(e) => Self::Read(e),
+            other => Self::Namespace(other),
+        }
+    }
+}
+
+/// A table as read (or as created, for a staged create that is not committed yet).
+#[derive(Debug, Clone)]
+pub struct LoadedTable {
+    pub key: ContentKey,
+    pub content_id: ContentId,
+    /// `None` for a staged table, which has no metadata file yet.
+    pub metadata_location: Option<String>,
+    pub metadata: Arc<TableMetadata>,
+}
+
+fn table_entry(content_id: ContentId, location: String, meta: &TableMetadata) -> Entry {
+    Entry {
+        content_id,
+        content: Content::IcebergTable {
+            metadata_location: location,
+            snapshot_id: meta.current_snapshot_id,
+            schema_id: meta.current_schema_id,
+            spec_id: meta.default_spec_id,
+            sort_order_id: meta.default_sort_order_id,
+        },
+    }
+}
+
+/// The table's metadata location in `entry`, or why the entry is no table.
+fn metadata_location(key: &ContentKey, entry: Option<&Entry>) -> Result<String, TableError> {
+    match entry.map(|e| &e.content) {
+        Some(Content::IcebergTable {
+            metadata_location, ..
+        }) => Ok(metadata_location.clone()),
+        _ => Err(TableError::NotFound(key.clone())),
+    }
+}
+
+/// Fails when anything (table, view, namespace) already has this key.
+fn ensure_free(key: &ContentKey, entry: Option<&Entry>) -> Result<(), TableError> {
+    match entry {
+        None => Ok(()),
+        Some(e) => Err(TableError::AlreadyExists {
+            key: key.clone(),
+            kind: e.content.kind(),
+        }),
+    }
+}
+
+async fn ensure_namespace(odb: &Odb, tree: &ObjectId, key: &ContentKey) -> Result<(), TableError> {
+    if let Some(namespace) = key.parent() {
+        namespace_at(odb, tree, &namespace).await?;
+    }
+    Ok(())
+}
+
+fn now_ms() -> i64 {
+    Timestamp::now().as_millis()
+}
+
+/// What a table commit wrote on an earlier attempt, reusable while the table is unchanged.
+#[derive(Debug, Clone)]
+struct Prepared {
+    base: Option<String>,
+    location: String,
+    metadata: Arc<TableMetadata>,
+    entry: Entry,
+}
+
+/// Commit properties describing what a table change did, for the catalog log.
+fn describe(meta: &CommitMeta, updates: &[TableUpdate]) -> CommitMeta {
+    let mut meta = meta.clone();
+    for update in updates {
+        if let TableUpdate::AddSnapshot { snapshot } = update {
+            meta.properties.insert(
+                "iceberg.snapshot-id".to_owned(),
+                snapshot.snapshot_id.to_string(),
+            );
+            for (k, v) in &snapshot.summary {
+                meta.properties
+                    .insert(format!("iceberg.summary.{k}"), v.clone());
+            }
+        }
+    }
+    meta
+}
+
+impl Catalog {
+    /// The warehouse table files go to.
+    pub fn warehouse(&self) -> Result<&Warehouse, TableError> {
+        self.warehouse_ref()
+            .ok_or_else(|| TableError::NoWarehouse(self.name().to_owned()))
+    }
+
+    /// Where a new table goes when the client names no location: below its namespace's
+    /// `location` property if set, else below the warehouse root. The table's uuid is part of
+    /// the directory name, so tables of the same name on different branches never share files.
+    pub async fn default_table_location(
+        &self,
+        tree: &ObjectId,
+        key: &ContentKey,
+        table_uuid: &uuid::Uuid,
+    ) -> Result<String, TableError> {
+        let leaf = format!("{}-{}", key.name(), table_uuid.simple());
+        if let Some(parent) = key.parent() {
+            let namespace = namespace_at(self.odb(), tree, &parent).await?;
+            if let Some(base) = namespace.properties.get("location") {
+                return Ok(format!("{}/{leaf}", base.trim_end_matches('/')));
+            }
+        }
+        let mut location = self.warehouse()?.root.clone();
+        for level in key.parent().iter().flat_map(|p| p.elements()) {
+            location.push('/');
+            location.push_str(level);
+        }
+        location.push('/');
+        location.push_str(&leaf);
+        Ok(location)
+    }
+
+    async fn read_table(
+        &self,
+        tree: &ObjectId,
+        key: &ContentKey,
+    ) -> Result<LoadedTable, TableError> {
+        let entry = tree::get(self.odb(), tree, key).await?;
+        let location = metadata_location(key, entry.as_ref())?;
+        let metadata = self.warehouse()?.io.read_metadata(&location).await?;
+        Ok(LoadedTable {
+            key: key.clone(),
+            content_id: entry.map_or_else(ContentId::new_random, |e| e.content_id),
+            metadata_location: Some(location),
+            metadata,
+        })
+    }
+
+    /// The table `key` at a reference expression.
+    #[tracing::instrument(level = "debug", skip(self), fields(catalog = %self.name()))]
+    pub async fn load_table(
+        &self,
+        at: &RefSpec,
+        key: &ContentKey,
+    ) -> Result<LoadedTable, TableError> {
+        let tree = self.tree_at(at).await?;
+        self.read_table(&tree, key).await
+    }
+
+    /// Whether the table exists at a reference expression (without reading its metadata).
+    pub async fn table_exists(&self, at: &RefSpec, key: &ContentKey) -> Result<bool, TableError> {
+        let tree = self.tree_at(at).await?;
+        let entry = tree::get(self.odb(), &tree, key).await?;
+        Ok(matches!(
+            entry.map(|e| e.content),
+            Some(Content::IcebergTable { .. })
+        ))
+    }
+
+    /// Tables directly in `namespace`, paged by key.
+    pub async fn list_tables(
+        &self,
+        at: &RefSpec,
+        namespace: &ContentKey,
+        after: Option<&ContentKey>,
+        limit: usize,
+    ) -> Result<(Vec<ContentKey>, Option<ContentKey>), TableError> {
+        let (found, next) = self
+            .list_children(at, Some(namespace), ContentKind::IcebergTable, after, limit)
+            .await?;
+        Ok((found.into_iter().map(|(k, _)| k).collect(), next))
+    }
+
+    /// Metadata for a new table at `key` on `branch`, without committing it (a staged create,
+    /// or the first step of a create). The namespace must exist and the name be free.
+    pub async fn prepare_table(
+        &self,
+        branch: &Reference,
+        key: &ContentKey,
+        mut table: NewTable,
+    ) -> Result<TableMetadata, TableError> {
+        let head = self
+            .store()
+            .get_ref(self.odb().repo(), branch)
+            .await?
+            .ok_or_else(|| ResolveError::UnknownRef(branch.name.clone()))?;
+        let tree = self.odb().commit(&head).await?.tree;
+        ensure_namespace(self.odb(), &tree, key).await?;
+        ensure_free(key, tree::get(self.odb(), &tree, key).await?.as_ref())?;
+        let now = now_ms();
+        let uuid = uuid::Uuid::new_v4();
+        if table.location.is_empty() {
+            table.location = self.default_table_location(&tree, key, &uuid).await?;
+        }
+        let mut metadata = new_table_metadata(table, now)?;
+        metadata.table_uuid = uuid;
+        Ok(metadata)
+    }
+
+    /// Creates a table: writes its first metadata file and commits its entry.
+    #[tracing::instrument(level = "debug", skip(self, table, meta), fields(catalog = %self.name()))]
+    pub async fn create_table(
+        &self,
+        branch: &Reference,
+        key: &ContentKey,
+        table: NewTable,
+        meta: &CommitMeta,
+    ) -> Result<(Committed, LoadedTable), CommitError<TableError>> {
+        let metadata = Arc::new(
+            self.prepare_table(branch, key, table)
+                .await
+                .map_err(CommitError::Rejected)?,
+        );
+        let location = next_metadata_location(&metadata.location, None);
+        self.warehouse()
+            .map_err(CommitError::Rejected)?
+            .io
+            .write_metadata(&location, metadata.clone())
+            .await
+            .map_err(|e| CommitError::Rejected(e.into()))?;
+        let entry = table_entry(ContentId::new_random(), location.clone(), &metadata);
+        let committed = self
+            .commit(
+                branch,
+                meta,
+                |odb: Odb, tree: ObjectId| -> PlanFuture<TableError> {
+                    let (key, entry) = (key.clone(), entry.clone());
+                    Box::pin(async move {
+                        ensure_namespace(&odb, &tree, &key).await?;
+                        ensure_free(&key, tree::get(&odb, &tree, &key).await?.as_ref())?;
+                        Ok(Edits::from([(key, Some(entry))]))
+                    })
+                },
+            )
+            .await?;
+        Ok((
+            committed,
+            LoadedTable {
+                key: key.clone(),
+                content_id: entry.content_id,
+                metadata_location: Some(location),
+                metadata,
+            },
+        ))
+    }
+
+    /// Applies a client's commit to table `key` on `branch`: requirements checked against the
+    /// table's state at the head, updates applied, a new metadata file written. With an
+    /// `assert-create` requirement the table may not exist yet (the end of a staged create).
+    #[tracing::instrument(level = "debug", skip(self, requirements, updates, meta), fields(catalog = %self.name()))]
+    pub async fn commit_table(
+        &self,
+        branch: &Reference,
+        key: &ContentKey,
+        requirements: Vec<TableRequirement>,
+        updates: Vec<TableUpdate>,
+        meta: &CommitMeta,
+    ) -> Result<(Committed, LoadedTable), CommitError<TableError>> {
+        let warehouse = self.warehouse().map_err(CommitError::Rejected)?.clone();
+        let creating = requirements.contains(&TableRequirement::AssertCreate);
+        let prepared: Arc<Mutex<Option<Prepared>>> = Arc::default();
+        let (requirements, updates) = (Arc::new(requirements), Arc::new(updates));
+        let meta = describe(meta, &updates);
+        let catalog = self.clone();
+        let committed = self
+            .commit(
+                branch,
+                &meta,
+                |odb: Odb, tree: ObjectId| -> PlanFuture<TableError> {
+                    let (key, warehouse, prepared) =
+                        (key.clone(), warehouse.clone(), prepared.clone());
+                    let (requirements, updates) = (requirements.clone(), updates.clone());
+                    let catalog = catalog.clone();
+                    Box::pin(async move {
+                        let entry = tree::get(&odb, &tree, &key).await?;
+                        let (base_location, content_id) = match &entry {
+                            None if creating => {
+                                ensure_namespace(&odb, &tree, &key).await?;
+                                (None, ContentId::new_random())
+                            }
+                            Some(e) if creating => {
+                                return Err(TableError::AlreadyExists {
+                                    key,
+                                    kind: e.content.kind(),
+                                });
+                            }
+                            other => (
+                                Some(metadata_location(&key, other.as_ref())?),
+                                other
+                                    .as_ref()
+                                    .map_or_else(ContentId::new_random, |e| e.content_id),
+                            ),
+                        };
+                        // The table is as it was when this change was prepared: reuse it.
+                        if let Some(p) = prepared.lock().as_ref()
+                            && p.base == base_location
+                        {
+                            return Ok(Edits::from([(key, Some(p.entry.clone()))]));
+                        }
+                        let base = match &base_location {
+                            Some(location) => Some(warehouse.io.read_metadata(location).await?),
+                            None => None,
+                        };
+                        for requirement in requirements.iter() {
+                            requirement.check(base.as_deref())?;
+                        }
+                        let now = now_ms();
+                        let mut builder = MetadataBuilder::new(match &base {
+                            Some(b) => TableMetadata::clone(b),
+                            None => blank(String::new(), 1, now),
+                        });
+                        builder.apply_all(&updates, now)?;
+                        if let (Some(location), Some(b)) = (&base_location, &base) {
+                            builder.log_previous(location.clone(), b.last_updated_ms);
+                        }
+                        let mut metadata = builder.build_unchecked(now);
+                        if metadata.location.is_empty() {
+                            metadata.location = catalog
+                                .default_table_location(&tree, &key, &metadata.table_uuid)
+                                .await?;
+                        }
+                        metadata.validate().map_err(UpdateError::Invalid)?;
+                        let metadata = Arc::new(metadata);
+                        let location =
+                            next_metadata_location(&metadata.location, base_location.as_deref());
+                        warehouse
+                            .io
+                            .write_metadata(&location, metadata.clone())
+                            .await?;
+                        let entry = table_entry(content_id, location.clone(), &metadata);
+                        *prepared.lock() = Some(Prepared {
+                            base: base_location,
+                            location,
+                            metadata,
+                            entry: entry.clone(),
+                        });
+                        Ok(Edits::from([(key, Some(entry))]))
+                    })
+                },
+            )
+            .await?;
+        let Some(p) = prepared.lock().take() else {
+            return Err(CommitError::Rejected(TableError::NotFound(key.clone())));
+        };
+        Ok((
+            committed,
+            LoadedTable {
+                key: key.clone(),
+                content_id: p.entry.content_id,
+                metadata_location: Some(p.location),
+                metadata: p.metadata,
+            },
+        ))
+    }
+
+    /// Adds a table whose metadata file already exists (`register`), or points an existing
+    /// table at it when `overwrite` is set.
+    pub async fn register_table(
+        &self,
+        branch: &Reference,
+        key: &ContentKey,
+        metadata_location: &str,
+        overwrite: bool,
+        meta: &CommitMeta,
+    ) -> Result<(Committed, LoadedTable), CommitError<TableError>> {
+        let metadata = self
+            .warehouse()
+            .map_err(CommitError::Rejected)?
+            .io
+            .read_metadata(metadata_location)
+            .await
+            .map_err(|e| CommitError::Rejected(e.into()))?;
+        let location = metadata_location.to_owned();
+        let content_id = Arc::new(Mutex::new(ContentId::new_random()));
+        let metadata_for_plan = metadata.clone();
+        let committed = self
+            .commit(
+                branch,
+                meta,
+                |odb: Odb, tree: ObjectId| -> PlanFuture<TableError> {
+                    let (key, location, metadata) =
+                        (key.clone(), location.clone(), metadata_for_plan.clone());
+                    let content_id = content_id.clone();
+                    Box::pin(async move {
+                        ensure_namespace(&odb, &tree, &key).await?;
+                        let existing = tree::get(&odb, &tree, &key).await?;
+                        let id = match existing {
+                            Some(Entry {
+                                content_id,
+                                content: Content::IcebergTable { .. },
+                            }) if overwrite => content_id,
+                            other => {
+                                ensure_free(&key, other.as_ref())?;
+                                ContentId::new_random()
+                            }
+                        };
+                        *content_id.lock() = id;
+                        let entry = table_entry(id, location, &metadata);
+                        Ok(Edits::from([(key, Some(entry))]))
+                    })
+                },
+            )
+            .await?;
+        let content_id = *content_id.lock();
+        Ok((
+            committed,
+            LoadedTable {
+                key: key.clone(),
+                content_id,
+                metadata_location: Some(metadata_location.to_owned()),
+                metadata,
+            },
+        ))
+    }
+
+    /// Moves a table to another name (and namespace); its identity and files stay.
+    pub async fn rename_table(
+        &self,
+        branch: &Reference,
+        from: &ContentKey,
+        to: &ContentKey,
+        meta: &CommitMeta,
+    ) -> Result<Committed, CommitError<TableError>> {
+        self.commit(
+            branch,
+            meta,
+            |odb: Odb, tree: ObjectId| -> PlanFuture<TableError> {
+                let (from, to) = (from.clone(), to.clone());
+                Box::pin(async move {
+                    let entry = tree::get(&odb, &tree, &from).await?;
+                    metadata_location(&from, entry.as_ref())?;
+                    ensure_namespace(&odb, &tree, &to).await?;
+                    ensure_free(&to, tree::get(&odb, &tree, &to).await?.as_ref())?;
+                    Ok(Edits::from([(from, None), (to, entry)]))
+                })
+            },
+        )
+        .await
+    }
+
+    /// Drops table `key` from `branch`. With `purge`, also deletes its files, unless another
+    /// branch or tag still holds the same table (its files are that ref's data too).
+    #[tracing::instrument(level = "debug", skip(self, meta), fields(catalog = %self.name()))]
+    pub async fn drop_table(
+        &self,
+        branch: &Reference,
+        key: &ContentKey,
+        purge: bool,
+        meta: &CommitMeta,
+    ) -> Result<Committed, CommitError<TableError>> {
+        let dropped: Arc<Mutex<Option<Entry>>> = Arc::default();
+        if purge {
+            let table = self
+                .load_table(&RefSpec::Named(branch.name.clone()), key)
+                .await
+                .map_err(CommitError::Rejected)?;
+            self.ensure_not_live_elsewhere(branch, key, table.content_id)
+                .await
+                .map_err(CommitError::Rejected)?;
+        }
+        let committed = self
+            .commit(
+                branch,
+                meta,
+                |odb: Odb, tree: ObjectId| -> PlanFuture<TableError> {
+                    let (key, dropped) = (key.clone(), dropped.clone());
+                    Box::pin(async move {
+                        let entry = tree::get(&odb, &tree, &key).await?;
+                        metadata_location(&key, entry.as_ref())?;
+                        *dropped.lock() = entry;
+                        Ok(Edits::from([(key, None)]))
+                    })
+                },
+            )
+            .await?;
+        let dropped = dropped.lock().take();
+        if purge && let Some(entry) = dropped {
+            let location = metadata_location(key, Some(&entry)).map_err(CommitError::Rejected)?;
+            let warehouse = self.warehouse().map_err(CommitError::Rejected)?;
+            match warehouse.io.read_metadata(&location).await {
+                Ok(metadata) => {
+                    let deleted = warehouse
+                        .io
+                        .delete_under(&metadata.location)
+                        .await
+                        .map_err(|e| CommitError::Rejected(e.into()))?;
+                    tracing::info!(table = %key, files = deleted, "purged table files");
+                }
+                Err(e) => tracing::warn!(table = %key, error = %e, "purge: cannot read metadata"),
+            }
+        }
+        Ok(committed)
+    }
+
+    async fn ensure_not_live_elsewhere(
+        &self,
+        branch: &Reference,
+        key: &ContentKey,
+        content_id: ContentId,
+    ) -> Result<(), TableError> {
+        let mut query = RefQuery {
+            limit: 100,
+            ..RefQuery::default()
+        };
+        loop {
+            let page = self.store().list_refs(self.odb().repo(), &query).await?;
+            for (reference, head) in &page.refs {
+                if reference == branch {
+                    continue;
+                }
+                let tree = self.odb().commit(head).await?.tree;
+                if let Some(entry) = tree::get(self.odb(), &tree, key).await?
+                    && entry.content_id == content_id
+                {
+                    return Err(TableError::LiveElsewhere {
+                        key: key.clone(),
+                        reference: reference.to_string(),
+                    });
+                }
+            }
+            match page.next_after {
+                Some(after) => query.after = Some(after),
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+/// Message and properties for a table operation's commit.
+pub fn table_commit_meta(principal: &str, action: &str, key: &ContentKey) -> CommitMeta {
+    CommitMeta {
+        principal: principal.to_owned(),
+        message: format!("{action} table {key}"),
+        properties: BTreeMap::from([
+            ("operation".to_owned(), format!("{action}-table")),
+            ("table".to_owned(), key.to_string()),
+        ]),
+    }
+}
