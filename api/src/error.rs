@@ -32,7 +32,7 @@ impl ApiError {
     }
 
     /// A failure the client cannot act on: logged in full, answered with an id only.
-    fn internal(error: &dyn std::error::Error) -> Self {
+    pub(crate) fn internal(error: &dyn std::error::Error) -> Self {
         let id = uuid::Uuid::new_v4();
         tracing::error!(error_id = %id, error = %error, "internal error");
         Self::new(

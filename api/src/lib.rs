@@ -1,4 +1,5 @@
-//! HTTP: the Iceberg REST catalog API (namespaces and tables), health and readiness.
+//! HTTP: the Iceberg REST catalog API (namespaces and tables), branch and merge management,
+//! health and readiness.
 //!
 //! Handlers are thin: they parse, call the catalog, and map every error explicitly to the
 //! Iceberg error model ([`error`]). Only this crate knows HTTP.
@@ -6,6 +7,7 @@
 pub mod config;
 pub mod error;
 pub mod json;
+pub mod management;
 pub mod namespaces;
 pub mod state;
 pub mod tables;
@@ -66,8 +68,19 @@ pub fn router(state: AppState) -> Router {
             post(tables::register),
         )
         .route("/v1/{prefix}/tables/rename", post(tables::rename));
+    let management = Router::new()
+        .route(
+            "/api/v1/catalogs/{catalog}/refs",
+            post(management::create_ref),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/refs/{name}",
+            get(management::get_ref),
+        )
+        .route("/api/v1/catalogs/{catalog}/merge", post(management::merge));
     Router::new()
         .merge(iceberg)
+        .merge(management)
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/ready", get(ready))
         .fallback(not_found)

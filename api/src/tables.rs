@@ -268,7 +268,7 @@ pub async fn commit(
         .await?;
     Ok(Json(json!({
         "metadata-location": committed.metadata_location,
-        "metadata": committed.metadata,
+        "metadata": committed.metadata.as_ref(),
     })))
 }
 

@@ -13,6 +13,7 @@ pub mod list;
 pub mod namespace;
 pub mod store;
 pub mod table;
+pub mod versioning;
 pub mod warehouse;
 
 pub use address::{RefSpec, RefSpecError, Resolved};
@@ -21,4 +22,5 @@ pub use commit::{CommitError, CommitMeta, Committed, Edits, MAX_ATTEMPTS, PlanFu
 pub use namespace::{Namespace, NamespaceError, PropertiesUpdate, ReadAtError};
 pub use store::Store;
 pub use table::{LoadedTable, TableError, table_commit_meta};
+pub use versioning::{CreateRefError, MergeRefError};
 pub use warehouse::Warehouse;
