@@ -1,7 +1,8 @@
 """Starts the real `pangolin` binary for the PyIceberg tests.
 
 The binary comes from PANGOLIN_BIN (scripts/test builds it and sets it); each test session gets
-a fresh data directory and a free loopback port.
+a fresh data directory and a free loopback port. With PANGOLIN_TEST_DATABASE_URL set (a
+postgres:// URL), the server keeps its state there, in a schema of its own, instead of SQLite.
 """
 
 import os
@@ -12,6 +13,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+import uuid
 
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
@@ -30,8 +32,13 @@ def server_url():
         pytest.fail("PANGOLIN_BIN must point at the pangolin binary (scripts/test sets it)")
     data_dir = tempfile.mkdtemp(prefix="pangolin-pyiceberg-")
     port = _free_port()
+    command = [binary, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir]
+    database = os.environ.get("PANGOLIN_TEST_DATABASE_URL")
+    if database:
+        # scripts/test drops schemas named like this that earlier runs left behind.
+        command += ["--database-url", database, "--database-schema", f"t_{uuid.uuid4().hex}"]
     process = subprocess.Popen(
-        [binary, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir],
+        command,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
