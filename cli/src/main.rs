@@ -2,6 +2,8 @@
 
 mod serve;
 
+use std::io::IsTerminal;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -24,6 +26,8 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
+        // Colour only for a person watching; log files and collectors get plain text.
+        .with_ansi(std::io::stdout().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
