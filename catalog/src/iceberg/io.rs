@@ -61,6 +61,15 @@ pub fn location_url(location: &str) -> Result<Url, IoError> {
     }
 }
 
+/// The path of a location as written: what follows `scheme://authority`, or the whole of an
+/// absolute path.
+fn literal_path(location: &str) -> &str {
+    match location.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("", |start| &rest[start..]),
+        None => location,
+    }
+}
+
 impl FileIo {
     /// `cached_tables`: how many parsed metadata files to keep in memory.
     pub fn new(cached_tables: usize) -> Self {
@@ -76,7 +85,9 @@ impl FileIo {
             location: location.to_owned(),
             reason,
         };
-        let path = Path::from_url_path(url.path()).map_err(|e| invalid(e.to_string()))?;
+        // The path as written, not decoded as a URL path: clients read and write a location's
+        // files by its literal path, where `#`, `?` and `%` are parts of names.
+        let path = Path::parse(literal_path(location)).map_err(|e| invalid(e.to_string()))?;
         let store_key = format!("{}://{}", url.scheme(), url.authority());
         if let Some(store) = self.stores.lock().get(&store_key) {
             return Ok((store.clone(), path));
@@ -104,11 +115,12 @@ impl FileIo {
                 source,
             },
         })?;
-        let metadata: TableMetadata =
+        let mut metadata: TableMetadata =
             serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
                 location: location.to_owned(),
                 reason: e.to_string(),
             })?;
+        metadata.ensure_main_ref();
         metadata.validate().map_err(|reason| IoError::Parse {
             location: location.to_owned(),
             reason,

@@ -4,7 +4,7 @@
 //! (schema fields, sort fields, statistics blobs, fields a newer spec adds) are kept as JSON so
 //! nothing a client wrote is lost on the way through.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -122,8 +122,17 @@ impl Schema {
     }
 
     /// Whether two schemas describe the same columns (ids aside), so one can be reused.
+    /// Identifier field ids compare as sets: PyIceberg sends `[]` where Java leaves them out.
     pub fn same_columns(&self, other: &Schema) -> bool {
-        self.body == other.body && self.identifier_field_ids == other.identifier_field_ids
+        fn identifiers(schema: &Schema) -> BTreeSet<i32> {
+            schema
+                .identifier_field_ids
+                .iter()
+                .flatten()
+                .copied()
+                .collect()
+        }
+        self.body == other.body && identifiers(self) == identifiers(other)
     }
 
     /// Whether the schema has a field with this top-level or nested id.
@@ -166,9 +175,16 @@ impl PartitionSpec {
         self.fields.iter().filter_map(|f| f.field_id).max()
     }
 
-    /// Same partitioning (names, sources, transforms and ids), whatever the spec id.
+    /// Same partitioning (names, sources and transforms), whatever the spec id and the field
+    /// ids, as the reference implementation's `compatibleWith`: a client may send a spec it
+    /// already has without field ids.
     pub fn same_fields(&self, other: &PartitionSpec) -> bool {
-        self.fields == other.fields
+        self.fields.len() == other.fields.len()
+            && self
+                .fields
+                .iter()
+                .zip(&other.fields)
+                .all(|(a, b)| a.name == b.name && a.transform == b.transform && a.rest == b.rest)
     }
 }
 
@@ -309,6 +325,25 @@ impl TableMetadata {
 
     pub fn current_snapshot(&self) -> Option<&Snapshot> {
         self.current_snapshot_id.and_then(|id| self.snapshot(id))
+    }
+
+    /// Puts `main` at the current snapshot when no ref says where `main` is, as in files written
+    /// before refs existed: the spec has a `main` branch at the current snapshot even then.
+    pub fn ensure_main_ref(&mut self) {
+        if let Some(snapshot_id) = self.current_snapshot_id
+            && !self.refs.contains_key(MAIN_BRANCH)
+        {
+            self.refs.insert(
+                MAIN_BRANCH.to_owned(),
+                SnapshotRef {
+                    snapshot_id,
+                    kind: RefType::Branch,
+                    min_snapshots_to_keep: None,
+                    max_snapshot_age_ms: None,
+                    max_ref_age_ms: None,
+                },
+            );
+        }
     }
 
     /// The same metadata with only the snapshots some branch or tag points at (the

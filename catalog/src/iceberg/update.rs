@@ -142,6 +142,8 @@ pub enum UpdateError {
         sequence: i64,
         last: i64,
     },
+    #[error("snapshot {0} has no first-row-id, which format version 3 requires")]
+    MissingRowId(i64),
     #[error("snapshot {snapshot} starts at row id {first}, below the table's next row id {next}")]
     StaleRowId {
         snapshot: i64,
@@ -416,6 +418,11 @@ impl MetadataBuilder {
 
     fn add_spec(&mut self, spec: &PartitionSpec) {
         let meta = &mut self.meta;
+        // An equal spec is reused as it is: no new spec, no field ids spent.
+        if let Some(existing) = meta.partition_specs.iter().find(|s| s.same_fields(spec)) {
+            self.last_added_spec = Some(existing.spec_id);
+            return;
+        }
         let mut spec = spec.clone();
         // Fields without an id get fresh ones above everything assigned so far.
         let mut next = meta.last_partition_id.max(PARTITION_DATA_ID_START - 1);
@@ -425,23 +432,17 @@ impl MetadataBuilder {
                 field.field_id = Some(next);
             }
         }
-        let id = match meta.partition_specs.iter().find(|s| s.same_fields(&spec)) {
-            Some(existing) => existing.spec_id,
-            None => {
-                let id = meta
-                    .partition_specs
-                    .iter()
-                    .map(|s| s.spec_id + 1)
-                    .max()
-                    .unwrap_or(0);
-                spec.spec_id = id;
-                meta.partition_specs.push(spec.clone());
-                id
-            }
-        };
+        let id = meta
+            .partition_specs
+            .iter()
+            .map(|s| s.spec_id + 1)
+            .max()
+            .unwrap_or(0);
+        spec.spec_id = id;
         if let Some(highest) = spec.highest_field_id() {
             meta.last_partition_id = meta.last_partition_id.max(highest);
         }
+        meta.partition_specs.push(spec);
         self.last_added_spec = Some(id);
     }
 
@@ -490,9 +491,12 @@ impl MetadataBuilder {
                 last: meta.last_sequence_number,
             });
         }
-        if meta.format_version >= 3
-            && let (Some(first), Some(next)) = (snapshot.first_row_id, meta.next_row_id)
-        {
+        if meta.format_version >= 3 {
+            // Row lineage: each snapshot's rows take ids from the table's next row id on.
+            let next = meta.next_row_id.unwrap_or(0);
+            let Some(first) = snapshot.first_row_id else {
+                return Err(UpdateError::MissingRowId(snapshot.snapshot_id));
+            };
             if first < next {
                 return Err(UpdateError::StaleRowId {
                     snapshot: snapshot.snapshot_id,
@@ -500,7 +504,7 @@ impl MetadataBuilder {
                     next,
                 });
             }
-            meta.next_row_id = Some(first + snapshot.added_rows.unwrap_or(0));
+            meta.next_row_id = Some(next + snapshot.added_rows.unwrap_or(0));
         }
         meta.last_sequence_number = meta.last_sequence_number.max(snapshot.sequence_number);
         meta.snapshots.push(snapshot.clone());
