@@ -73,6 +73,13 @@ impl RefSpec {
     }
 }
 
+/// A stored time as RFC 3339 in UTC (`2026-11-30T12:00:00.250Z`), the form `main#<time>`
+/// accepts back.
+pub fn rfc3339(time: Timestamp) -> String {
+    jiff::Timestamp::from_millisecond(time.as_millis())
+        .map_or_else(|_| format!("{}ms", time.as_millis()), |t| t.to_string())
+}
+
 impl fmt::Display for RefSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

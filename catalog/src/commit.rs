@@ -39,7 +39,8 @@ pub struct Committed {
     pub commit: ObjectId,
     /// The head it was built on.
     pub parent: ObjectId,
-    /// 1 when no other writer got in the way.
+    /// 1 when no other writer got in the way; 0 when there was nothing to commit and `commit`
+    /// is the head as it was.
     pub attempts: u32,
 }
 

@@ -16,7 +16,7 @@ pub mod table;
 pub mod versioning;
 pub mod warehouse;
 
-pub use address::{RefSpec, RefSpecError, Resolved};
+pub use address::{RefSpec, RefSpecError, Resolved, rfc3339};
 pub use catalog::{Catalog, CreateError, DEFAULT_BRANCH, OpenError, ResolveError};
 pub use commit::{CommitError, CommitMeta, Committed, Edits, MAX_ATTEMPTS, PlanFuture};
 pub use namespace::{Namespace, NamespaceError, PropertiesUpdate, ReadAtError};

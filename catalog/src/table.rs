@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pangolin_refs::{RefQuery, Reference};
-use pangolin_store::tree;
+use pangolin_store::tree::{self, KeyRange};
 use pangolin_store::{
     BackendError, Content, ContentId, ContentKey, ContentKind, Entry, ObjectId, Odb, ReadError,
     Timestamp,
@@ -45,9 +45,17 @@ pub enum TableError {
     #[error("catalog `{0}` has no warehouse to write table files to")]
     NoWarehouse(String),
     #[error(
-        "cannot purge `{key}`: {reference} still holds it; drop it there first or drop without purge"
+        "cannot purge `{key}`: `{holder}` on {reference} keeps files under its location; drop that first, or drop without purge"
     )]
-    LiveElsewhere { key: ContentKey, reference: String },
+    LiveElsewhere {
+        key: ContentKey,
+        holder: ContentKey,
+        reference: String,
+    },
+    #[error(
+        "cannot purge `{key}`: its location `{location}` is not inside the warehouse, so its files are not the catalog's to delete; drop without purge"
+    )]
+    OutsideWarehouse { key: ContentKey, location: String },
     #[error(transparent)]
     Namespace(NamespaceError),
     #[error(transparent)]
@@ -334,6 +342,28 @@ impl Catalog {
     ) -> Result<(Committed, LoadedTable), CommitError<TableError>> {
         let warehouse = self.warehouse().map_err(CommitError::Rejected)?.clone();
         let creating = requirements.contains(&TableRequirement::AssertCreate);
+        if updates.is_empty() && !creating {
+            // Nothing to change: check the requirements and answer with the table as it is,
+            // without a new metadata file or a commit.
+            let check = async {
+                let resolved = self.resolve(&RefSpec::Named(branch.name.clone())).await?;
+                let tree = self.odb().commit(&resolved.commit).await?.tree;
+                let table = self.read_table(&tree, key).await?;
+                for requirement in &requirements {
+                    requirement.check(Some(&table.metadata))?;
+                }
+                Ok::<_, TableError>((resolved.commit, table))
+            };
+            let (head, table) = check.await.map_err(CommitError::Rejected)?;
+            return Ok((
+                Committed {
+                    commit: head,
+                    parent: head,
+                    attempts: 0,
+                },
+                table,
+            ));
+        }
         let prepared: Arc<Mutex<Option<Prepared>>> = Arc::default();
         let (requirements, updates) = (Arc::new(requirements), Arc::new(updates));
         let meta = describe(meta, &updates);
@@ -526,13 +556,13 @@ impl Catalog {
     ) -> Result<Committed, CommitError<TableError>> {
         let dropped: Arc<Mutex<Option<Entry>>> = Arc::default();
         if purge {
-            let table = self
-                .load_table(&RefSpec::Named(branch.name.clone()), key)
-                .await
-                .map_err(CommitError::Rejected)?;
-            self.ensure_not_live_elsewhere(branch, key, table.content_id)
-                .await
-                .map_err(CommitError::Rejected)?;
+            let check = async {
+                let tree = self.tree_at(&RefSpec::Named(branch.name.clone())).await?;
+                let table = self.read_table(&tree, key).await?;
+                self.ensure_purgeable(branch, &tree, key, &table.metadata.location)
+                    .await
+            };
+            check.await.map_err(CommitError::Rejected)?;
         }
         let committed = self
             .commit(
@@ -568,33 +598,83 @@ impl Catalog {
         Ok(committed)
     }
 
-    async fn ensure_not_live_elsewhere(
+    /// Fails unless deleting everything under `location` (table `key` on `branch`, whose tree
+    /// is `ours`) loses nothing another table needs: the location must be inside the warehouse,
+    /// and no table on any branch or tag (the same table elsewhere, a registered copy, a table
+    /// nested below) may keep its metadata under it. Reads `ours` whole once, and of every
+    /// other ref only what differs from it.
+    async fn ensure_purgeable(
         &self,
         branch: &Reference,
+        ours: &ObjectId,
         key: &ContentKey,
-        content_id: ContentId,
+        location: &str,
     ) -> Result<(), TableError> {
+        let root = format!("{}/", self.warehouse()?.root);
+        let location = location.trim_end_matches('/');
+        if !location.starts_with(&root) || location.len() <= root.len() {
+            return Err(TableError::OutsideWarehouse {
+                key: key.clone(),
+                location: location.to_owned(),
+            });
+        }
+        let under = format!("{location}/");
+        let keeps_files = |entry: &Entry| match &entry.content {
+            Content::IcebergTable {
+                metadata_location, ..
+            } => metadata_location.starts_with(&under),
+            _ => false,
+        };
+        let holder = |holder: ContentKey, reference: &Reference| TableError::LiveElsewhere {
+            key: key.clone(),
+            holder,
+            reference: reference.to_string(),
+        };
+        let mut range = KeyRange::all();
+        loop {
+            let page = tree::list(self.odb(), ours, &range, 1_000).await?;
+            for (other, entry) in &page.entries {
+                if other != key && keeps_files(entry) {
+                    return Err(holder(other.clone(), branch));
+                }
+            }
+            match page.next_after {
+                Some(next) => range = range.after(&next),
+                None => break,
+            }
+        }
         let mut query = RefQuery {
             limit: 100,
             ..RefQuery::default()
         };
         loop {
-            let page = self.store().list_refs(self.odb().repo(), &query).await?;
-            for (reference, head) in &page.refs {
+            let refs = self.store().list_refs(self.odb().repo(), &query).await?;
+            for (reference, head) in &refs.refs {
                 if reference == branch {
                     continue;
                 }
-                let tree = self.odb().commit(head).await?.tree;
-                if let Some(entry) = tree::get(self.odb(), &tree, key).await?
-                    && entry.content_id == content_id
+                let theirs = self.odb().commit(head).await?.tree;
+                // What both trees share was checked above, except the table itself.
+                if let Some(entry) = tree::get(self.odb(), &theirs, key).await?
+                    && keeps_files(&entry)
                 {
-                    return Err(TableError::LiveElsewhere {
-                        key: key.clone(),
-                        reference: reference.to_string(),
-                    });
+                    return Err(holder(key.clone(), reference));
+                }
+                let mut range = KeyRange::all();
+                loop {
+                    let page = tree::diff(self.odb(), ours, &theirs, &range, 1_000).await?;
+                    for change in &page.changes {
+                        if change.after.as_ref().is_some_and(keeps_files) {
+                            return Err(holder(change.key.clone(), reference));
+                        }
+                    }
+                    match page.next_after {
+                        Some(next) => range = range.after(&next),
+                        None => break,
+                    }
                 }
             }
-            match page.next_after {
+            match refs.next_after {
                 Some(after) => query.after = Some(after),
                 None => return Ok(()),
             }

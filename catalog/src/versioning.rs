@@ -54,7 +54,12 @@ impl Catalog {
             },
             name: reference.name.clone(),
         };
-        if self.store().get_ref(self.odb().repo(), &other).await?.is_some() {
+        if self
+            .store()
+            .get_ref(self.odb().repo(), &other)
+            .await?
+            .is_some()
+        {
             return Err(CreateRefError::Exists(other));
         }
         let tx = Transaction {
