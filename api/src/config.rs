@@ -1,10 +1,11 @@
 //! `GET /v1/config`: which catalog a client talks to, and which routes exist.
 
 use axum::Json;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use serde::Deserialize;
 
 use crate::error::ApiError;
+use crate::extract::QueryParams;
 use crate::state::AppState;
 
 /// The routes this server implements, as the spec names them. Clients refuse core calls that
@@ -36,7 +37,7 @@ pub struct ConfigParams {
 /// `lake@dev`); it becomes the URL prefix of every other call.
 pub async fn config(
     State(state): State<AppState>,
-    Query(params): Query<ConfigParams>,
+    QueryParams(params): QueryParams<ConfigParams>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let prefix = params
         .warehouse

@@ -178,7 +178,9 @@ impl From<TableError> for ApiError {
             TableError::LiveElsewhere { .. } => {
                 Self::new(StatusCode::CONFLICT, "ConflictException", message)
             }
-            TableError::Update(_) => Self::bad_request(message),
+            TableError::Update(_) | TableError::OutsideWarehouse { .. } => {
+                Self::bad_request(message)
+            }
             TableError::Io(e) => e.into(),
             TableError::Namespace(e) => e.into(),
             TableError::Resolve(e) => e.into(),

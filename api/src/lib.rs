@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod error;
+pub mod extract;
 pub mod json;
 pub mod management;
 pub mod namespaces;
@@ -85,6 +86,7 @@ pub fn router(state: AppState) -> Router {
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/ready", get(ready))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
         // Enforced by the body extractors, so an oversized body is an Iceberg error (413).
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -107,6 +109,14 @@ async fn ready(
     let scope = state.scope(&state.default_catalog)?;
     scope.catalog.resolve(&scope.at).await?;
     Ok(StatusCode::OK)
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowedException",
+        format!("{method} is not served on {}", uri.path()),
+    )
 }
 
 async fn not_found(uri: axum::http::Uri) -> ApiError {

@@ -1,19 +1,20 @@
 //! Management API for versioning (`/api/v1`): branches and tags, and merges.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use pangolin_catalog::{Catalog, CreateRefError, MergeRefError, RefSpec};
 use pangolin_merge::{
     CommitMode, Conflict, FastForward, KeyChange, LandError, MergeError, MergeOptions,
     MergeOutcome, Strategy,
 };
-use pangolin_refs::{RefKind, RefName};
+use pangolin_refs::{RefKind, RefName, Reference};
 use pangolin_store::{Content, Entry, HashPrefix};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
+use crate::extract::PathParams;
 use crate::json::JsonBody;
 use crate::state::AppState;
 
@@ -60,7 +61,7 @@ fn default_kind() -> String {
 
 pub async fn create_ref(
     State(state): State<AppState>,
-    Path(catalog): Path<String>,
+    PathParams(catalog): PathParams<String>,
     JsonBody(request): JsonBody<CreateRefRequest>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let catalog = open(&state, &catalog).await?;
@@ -86,9 +87,11 @@ pub async fn create_ref(
         .create_ref(kind, name, &from, PRINCIPAL)
         .await
         .map_err(|e| match e {
-            CreateRefError::Exists(_) => {
-                ApiError::new(StatusCode::CONFLICT, "AlreadyExistsException", e.to_string())
-            }
+            CreateRefError::Exists(_) => ApiError::new(
+                StatusCode::CONFLICT,
+                "AlreadyExistsException",
+                e.to_string(),
+            ),
             CreateRefError::Resolve(e) => e.into(),
             CreateRefError::Backend(e) => e.into(),
             CreateRefError::Transact(e) => ApiError::bad_request(e.to_string()),
@@ -105,21 +108,32 @@ pub async fn create_ref(
 
 pub async fn get_ref(
     State(state): State<AppState>,
-    Path((catalog, name)): Path<(String, String)>,
+    PathParams((catalog, name)): PathParams<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let catalog = open(&state, &catalog).await?;
     let spec = parse_spec("reference", &name)?;
     let resolved = catalog.resolve(&spec).await?;
     let commit = catalog.odb().commit(&resolved.commit).await?;
+    // A bare name that is not a branch is a tag, or else a commit hash.
+    let kind = match (&spec, &resolved.writable_branch) {
+        (_, Some(_)) => "branch",
+        (RefSpec::Named(name), None) => {
+            let tag = Reference {
+                kind: RefKind::Tag,
+                name: name.clone(),
+            };
+            match catalog.store().get_ref(catalog.odb().repo(), &tag).await? {
+                Some(_) => "tag",
+                None => "commit",
+            }
+        }
+        _ => "commit",
+    };
     Ok(Json(json!({
         "name": name,
-        "type": match (&spec, &resolved.writable_branch) {
-            (_, Some(_)) => "branch",
-            (RefSpec::Named(_), None) => "tag",
-            _ => "commit",
-        },
+        "type": kind,
         "hash": resolved.commit.to_hex(),
-        "time": commit.time.to_string(),
+        "time": pangolin_catalog::rfc3339(commit.time),
         "message": commit.message,
     })))
 }
@@ -194,7 +208,7 @@ fn conflict_json(conflict: &Conflict) -> Value {
 
 pub async fn merge(
     State(state): State<AppState>,
-    Path(catalog): Path<String>,
+    PathParams(catalog): PathParams<String>,
     JsonBody(request): JsonBody<MergeRequest>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let catalog = open(&state, &catalog).await?;
@@ -209,9 +223,8 @@ pub async fn merge(
     let expected_head = match request.expected_target_head.as_deref() {
         None => None,
         Some(hex) => {
-            let prefix = HashPrefix::parse(hex).map_err(|e| {
-                ApiError::bad_request(format!("invalid expected-target-head: {e}"))
-            })?;
+            let prefix = HashPrefix::parse(hex)
+                .map_err(|e| ApiError::bad_request(format!("invalid expected-target-head: {e}")))?;
             Some(
                 catalog
                     .odb()
@@ -265,7 +278,14 @@ pub async fn merge(
     let (status, body) = match &landed.outcome {
         MergeOutcome::UpToDate => (
             StatusCode::OK,
-            json!({"result": "up-to-date", "target-head": previous, "changes": [], "conflicts": []}),
+            json!({
+                "result": "up-to-date",
+                "dry-run": request.dry_run,
+                "previous-head": previous,
+                "target-head": previous,
+                "changes": [],
+                "conflicts": [],
+            }),
         ),
         MergeOutcome::FastForward { to, changes } => (
             StatusCode::OK,

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use pangolin_catalog::CommitMeta;
@@ -11,6 +11,7 @@ use pangolin_store::ContentKey;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
+use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::state::AppState;
 
@@ -71,8 +72,8 @@ pub(crate) const MAX_PAGE: usize = 1_000;
 
 pub async fn list(
     State(state): State<AppState>,
-    Path(prefix): Path<String>,
-    Query(params): Query<ListParams>,
+    PathParams(prefix): PathParams<String>,
+    QueryParams(params): QueryParams<ListParams>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let scope = state.scope(&prefix)?;
     let parent = match params.parent.as_deref() {
@@ -118,7 +119,7 @@ pub struct NamespaceResponse {
 
 pub async fn create(
     State(state): State<AppState>,
-    Path(prefix): Path<String>,
+    PathParams(prefix): PathParams<String>,
     JsonBody(request): JsonBody<CreateRequest>,
 ) -> Result<Json<NamespaceResponse>, ApiError> {
     let scope = state.scope(&prefix)?;
@@ -141,7 +142,7 @@ pub async fn create(
 
 pub async fn load(
     State(state): State<AppState>,
-    Path((prefix, namespace)): Path<(String, String)>,
+    PathParams((prefix, namespace)): PathParams<(String, String)>,
 ) -> Result<Json<NamespaceResponse>, ApiError> {
     let scope = state.scope(&prefix)?;
     let key = namespace_key(&namespace)?;
@@ -154,7 +155,7 @@ pub async fn load(
 
 pub async fn exists(
     State(state): State<AppState>,
-    Path((prefix, namespace)): Path<(String, String)>,
+    PathParams((prefix, namespace)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
     let key = namespace_key(&namespace)?;
@@ -164,7 +165,7 @@ pub async fn exists(
 
 pub async fn drop(
     State(state): State<AppState>,
-    Path((prefix, namespace)): Path<(String, String)>,
+    PathParams((prefix, namespace)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
     let key = namespace_key(&namespace)?;
@@ -187,7 +188,7 @@ pub struct PropertiesRequest {
 
 pub async fn update_properties(
     State(state): State<AppState>,
-    Path((prefix, namespace)): Path<(String, String)>,
+    PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<PropertiesRequest>,
 ) -> Result<impl IntoResponse, ApiError> {
     let scope = state.scope(&prefix)?;

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use pangolin_catalog::iceberg::metadata::{PartitionSpec, Schema, SortOrder};
 use pangolin_catalog::iceberg::{NewTable, TableMetadata, TableRequirement, TableUpdate};
@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
+use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::namespaces::{MAX_PAGE, decode_token, encode_token, levels, namespace_key};
 use crate::state::{AppState, Scope};
@@ -82,8 +83,8 @@ pub struct ListParams {
 
 pub async fn list(
     State(state): State<AppState>,
-    Path((prefix, namespace)): Path<(String, String)>,
-    Query(params): Query<ListParams>,
+    PathParams((prefix, namespace)): PathParams<(String, String)>,
+    QueryParams(params): QueryParams<ListParams>,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix)?;
     let namespace = namespace_key(&namespace)?;
@@ -132,7 +133,7 @@ pub struct CreateRequest {
 
 pub async fn create(
     State(state): State<AppState>,
-    Path((prefix, namespace)): Path<(String, String)>,
+    PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<CreateRequest>,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix)?;
@@ -173,8 +174,8 @@ pub struct LoadParams {
 
 pub async fn load(
     State(state): State<AppState>,
-    Path((prefix, namespace, table)): Path<(String, String, String)>,
-    Query(params): Query<LoadParams>,
+    PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
+    QueryParams(params): QueryParams<LoadParams>,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &table)?;
@@ -198,7 +199,7 @@ pub async fn load(
 
 pub async fn exists(
     State(state): State<AppState>,
-    Path((prefix, namespace, table)): Path<(String, String, String)>,
+    PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &table)?;
@@ -242,18 +243,20 @@ impl Identifier {
 
 pub async fn commit(
     State(state): State<AppState>,
-    Path((prefix, namespace, table)): Path<(String, String, String)>,
+    PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
     JsonBody(request): JsonBody<CommitRequest>,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &table)?;
-    if let Some(identifier) = &request.identifier
-        && identifier.key_and_ref()?.0 != key
-    {
-        return Err(ApiError::bad_request(format!(
-            "the body names table `{}` but the path names `{key}`",
-            identifier.key_and_ref()?.0
-        )));
+    if let Some(identifier) = &request.identifier {
+        let (named, named_at) = identifier.key_and_ref()?;
+        if named != key || named_at.as_ref().is_some_and(|named_at| *named_at != at) {
+            return Err(ApiError::bad_request(format!(
+                "the body names table `{}` but the path names `{table}` in `{}`",
+                identifier.name,
+                levels(&key).join(".")
+            )));
+        }
     }
     let branch = writable(&scope, &at).await?;
     let (_, committed) = scope
@@ -291,8 +294,8 @@ fn parse_bool(name: &str, value: Option<&str>) -> Result<bool, ApiError> {
 
 pub async fn drop(
     State(state): State<AppState>,
-    Path((prefix, namespace, table)): Path<(String, String, String)>,
-    Query(params): Query<DropParams>,
+    PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
+    QueryParams(params): QueryParams<DropParams>,
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
     let purge = parse_bool("purgeRequested", params.purge_requested.as_deref())?;
@@ -320,7 +323,7 @@ pub struct RenameRequest {
 
 pub async fn rename(
     State(state): State<AppState>,
-    Path(prefix): Path<String>,
+    PathParams(prefix): PathParams<String>,
     JsonBody(request): JsonBody<RenameRequest>,
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
@@ -359,7 +362,7 @@ pub struct RegisterRequest {
 
 pub async fn register(
     State(state): State<AppState>,
-    Path((prefix, namespace)): Path<(String, String)>,
+    PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<RegisterRequest>,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix)?;
@@ -381,7 +384,7 @@ pub async fn register(
 /// Scan and commit reports from engines: logged, not stored.
 pub async fn metrics(
     State(state): State<AppState>,
-    Path((prefix, namespace, table)): Path<(String, String, String)>,
+    PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
     JsonBody(report): JsonBody<serde_json::Map<String, Value>>,
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
