@@ -1483,3 +1483,19 @@ fn metadata_pointing_at_missing_ids_is_not_valid() {
     meta.current_snapshot_id = Some(1);
     assert!(meta.validate().is_err());
 }
+
+#[test]
+fn version_one_metadata_carries_the_single_schema_and_spec_fields() {
+    let v1 = serde_json::to_value(table_with(1, None)).unwrap();
+    assert_eq!(v1["schema"]["schema-id"], 0);
+    assert_eq!(v1["schema"]["fields"][0]["name"], "id");
+    assert_eq!(v1["partition-spec"], json!([]));
+
+    let upgraded = apply(
+        &table_with(1, None),
+        &[json!({"action": "upgrade-format-version", "format-version": 2})],
+    );
+    let v2 = serde_json::to_value(upgraded).unwrap();
+    assert!(v2.get("schema").is_none(), "{v2}");
+    assert!(v2.get("partition-spec").is_none(), "{v2}");
+}

@@ -317,3 +317,24 @@ def test_bad_input_is_refused_and_changes_nothing(catalog, unique, server_url):
         assert answer["error"]["type"].endswith("Exception"), answer
     assert head_of(server_url) == head, "no refused request moved the branch"
     assert [t for t in catalog.list_tables(unique)] == [(unique, "t")]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_format_versions_one_and_two(catalog, unique, version):
+    catalog.create_namespace(unique)
+    table = catalog.create_table(f"{unique}.v{version}", SCHEMA, properties={"format-version": str(version)})
+    assert table.metadata.format_version == version
+    table.append(rows((1, "Lisbon")))
+    table.append(rows((2, "Porto")))
+    loaded = catalog.load_table(f"{unique}.v{version}")
+    assert read(loaded) == [(1, "Lisbon"), (2, "Porto")]
+    assert "format-version" not in loaded.properties
+
+
+def test_format_version_three_tables_are_created(catalog, unique):
+    # PyIceberg 0.12 can neither write version 3 manifests nor upgrade to 3: metadata only.
+    catalog.create_namespace(unique)
+    table = catalog.create_table(f"{unique}.v3", SCHEMA, properties={"format-version": "3"})
+    assert table.metadata.format_version == 3
+    assert table.metadata.next_row_id == 0
+    assert catalog.load_table(f"{unique}.v3").metadata.format_version == 3

@@ -346,6 +346,28 @@ impl TableMetadata {
         }
     }
 
+    /// Format version 1 readers need the current schema as `schema` and the default spec's
+    /// fields as `partition-spec`; later versions drop them.
+    pub fn fill_v1_fields(&mut self) {
+        if self.format_version != 1 {
+            self.extra.remove("schema");
+            self.extra.remove("partition-spec");
+            return;
+        }
+        if let Some(schema) = self
+            .current_schema()
+            .and_then(|s| serde_json::to_value(s).ok())
+        {
+            self.extra.insert("schema".to_owned(), schema);
+        }
+        if let Some(fields) = self
+            .spec(self.default_spec_id)
+            .and_then(|s| serde_json::to_value(&s.fields).ok())
+        {
+            self.extra.insert("partition-spec".to_owned(), fields);
+        }
+    }
+
     /// The same metadata with only the snapshots some branch or tag points at (the
     /// `snapshots=refs` view of a load).
     pub fn with_referenced_snapshots_only(&self) -> TableMetadata {

@@ -199,6 +199,7 @@ impl MetadataBuilder {
     /// The metadata as the updates left it, for a caller that completes it before checking.
     pub fn build_unchecked(mut self, now_ms: i64) -> TableMetadata {
         self.meta.last_updated_ms = now_ms.max(self.meta.last_updated_ms);
+        self.meta.fill_v1_fields();
         self.meta
     }
 
