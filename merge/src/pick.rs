@@ -31,6 +31,8 @@ pub enum PickOutcome {
     Applied {
         commits: Vec<ObjectId>,
         changes: Vec<KeyChange>,
+        /// Conflicts settled by a resolution or the strategy, in every step.
+        resolved: Vec<Conflict>,
     },
     /// The pick of `commit` conflicts; no commit was written.
     Conflicted {
@@ -189,6 +191,7 @@ async fn replay(
     };
     let mut current = start;
     let mut used = BTreeSet::new();
+    let mut resolved = Vec::new();
     let mut trees_after = Vec::with_capacity(steps.len());
     for step in &steps {
         let merged = trees::trees(odb, &step.before, &current, &step.after, &tree_options).await?;
@@ -205,6 +208,7 @@ async fn replay(
                 .map(|c| c.key.clone())
                 .filter(|k| options.resolutions.contains_key(k)),
         );
+        resolved.extend(merged.resolved);
         current = merged
             .tree
             .expect("a clean merge that is not a dry run writes its tree");
@@ -224,6 +228,7 @@ async fn replay(
         return Ok(PickOutcome::Applied {
             commits: Vec::new(),
             changes,
+            resolved,
         });
     }
 
@@ -254,5 +259,9 @@ async fn replay(
             commits.push(head);
         }
     }
-    Ok(PickOutcome::Applied { commits, changes })
+    Ok(PickOutcome::Applied {
+        commits,
+        changes,
+        resolved,
+    })
 }

@@ -46,7 +46,10 @@ async fn cherry_pick_applies_only_the_picked_commits() {
     )
     .await
     .unwrap();
-    let PickOutcome::Applied { commits, changes } = landed.outcome else {
+    let PickOutcome::Applied {
+        commits, changes, ..
+    } = landed.outcome
+    else {
         panic!()
     };
     assert_eq!(commits.len(), 1);
