@@ -91,6 +91,7 @@ impl From<ResolveError> for ApiError {
     fn from(error: ResolveError) -> Self {
         match error {
             ResolveError::UnknownRef(_)
+            | ResolveError::NotACommit(_)
             | ResolveError::NotReachable { .. }
             | ResolveError::NotYetThere { .. }
             | ResolveError::Prefix(pangolin_store::odb::ResolveError::Prefix(_))

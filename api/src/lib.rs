@@ -70,19 +70,9 @@ pub fn router(state: AppState) -> Router {
             post(tables::register),
         )
         .route("/v1/{prefix}/tables/rename", post(tables::rename));
-    let management = Router::new()
-        .route(
-            "/api/v1/catalogs/{catalog}/refs",
-            post(management::create_ref),
-        )
-        .route(
-            "/api/v1/catalogs/{catalog}/refs/{name}",
-            get(management::get_ref),
-        )
-        .route("/api/v1/catalogs/{catalog}/merge", post(management::merge));
     Router::new()
         .merge(iceberg)
-        .merge(management)
+        .merge(management::routes())
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/ready", get(ready))
         .fallback(not_found)

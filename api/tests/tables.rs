@@ -1696,7 +1696,7 @@ async fn merges_report_conflicts_and_dry_runs_without_moving() {
         let conflicts = body["conflicts"].as_array().unwrap();
         assert_eq!(conflicts.len(), 1, "{body}");
         assert_eq!(conflicts[0]["key"], json!(["db", "t"]));
-        assert_eq!(conflicts[0]["kind"], "BothModified");
+        assert_eq!(conflicts[0]["kind"], "both-modified");
         assert_eq!(body["target-head"], json!(main));
         assert_eq!(ref_hash(app, "main").await, main, "dry-run {dry_run}");
         assert_eq!(ref_hash(app, "dev").await, dev, "dry-run {dry_run}");

@@ -65,6 +65,8 @@ pub enum ResolveError {
     UnknownRef(RefName),
     #[error("commit {commit} is not in the history of {reference}")]
     NotReachable { commit: ObjectId, reference: String },
+    #[error("{0} is not a commit of this catalog")]
+    NotACommit(ObjectId),
     #[error("{reference} did not exist at {time}")]
     NotYetThere { reference: String, time: Timestamp },
     #[error(transparent)]
@@ -217,6 +219,7 @@ impl Catalog {
                 // A bare name with no ref of that name may be a hash.
                 if let (RefSpec::Named(_), Ok(prefix)) = (spec, HashPrefix::parse(name.as_str())) {
                     let commit = self.odb.resolve_prefix(&prefix).await?;
+                    self.ensure_commit(commit).await?;
                     return Ok(Resolved {
                         commit,
                         writable_branch: None,
@@ -233,6 +236,7 @@ impl Catalog {
             },
             RefSpec::AtHash(_, prefix) => {
                 let commit = self.odb.resolve_prefix(prefix).await?;
+                self.ensure_commit(commit).await?;
                 // A hash read through a ref must be in that ref's history, so knowing a hash
                 // of another branch reveals nothing through this one.
                 if !history::is_ancestor(&self.odb, commit, head).await? {
@@ -267,6 +271,17 @@ impl Catalog {
                 writable_branch: None,
             },
         })
+    }
+
+    /// Fails unless `id` names a commit here (a prefix may name a tree, or nothing at all).
+    async fn ensure_commit(&self, id: ObjectId) -> Result<(), ResolveError> {
+        match self.odb.commit(&id).await {
+            Ok(_) => Ok(()),
+            Err(ReadError::Missing { .. } | ReadError::WrongKind { .. }) => {
+                Err(ResolveError::NotACommit(id))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The branch named `name`, else the tag, with its head.

@@ -6,10 +6,13 @@
 //! Namespaces and Iceberg tables live here; views, tenancy and authorization come on top.
 
 pub mod address;
+pub mod branches;
 pub mod catalog;
+pub mod changes;
 pub mod commit;
 pub mod iceberg;
 pub mod list;
+pub mod log;
 pub mod namespace;
 pub mod store;
 pub mod table;
@@ -17,10 +20,13 @@ pub mod versioning;
 pub mod warehouse;
 
 pub use address::{RefSpec, RefSpecError, Resolved, rfc3339};
+pub use branches::{CreateRefError, ListRefsError, RefInfo, UpdateRefError};
 pub use catalog::{Catalog, CreateError, DEFAULT_BRANCH, OpenError, ResolveError};
+pub use changes::{ChangePage, CommitDetail, DiffError, EntryChange};
 pub use commit::{CommitError, CommitMeta, Committed, Edits, MAX_ATTEMPTS, PlanFuture};
+pub use log::{LogError, LogFilter, LogPage};
 pub use namespace::{Namespace, NamespaceError, PropertiesUpdate, ReadAtError};
 pub use store::Store;
 pub use table::{LoadedTable, TableError, table_commit_meta};
-pub use versioning::{CreateRefError, MergeRefError};
+pub use versioning::{HistoryRequest, MergeRefError};
 pub use warehouse::Warehouse;

@@ -3,6 +3,8 @@
 use pangolin_store::tree::{self, KeyRange};
 use pangolin_store::{ContentKey, ContentKind, Entry};
 
+use pangolin_store::ObjectId;
+
 use crate::address::RefSpec;
 use crate::catalog::Catalog;
 use crate::namespace::{ReadAtError, namespace_at};
@@ -49,5 +51,28 @@ impl Catalog {
                 None => return Ok((found, None)),
             }
         }
+    }
+
+    /// Everything in the catalog tree at `at` under `prefix` (all when `None`), namespaces and
+    /// assets alike, in key order after `after`, at most `limit`; with the commit read and the
+    /// key to continue after when more follow.
+    pub async fn list_entries(
+        &self,
+        at: &RefSpec,
+        prefix: Option<&ContentKey>,
+        after: Option<&ContentKey>,
+        limit: usize,
+    ) -> Result<(ObjectId, Vec<(ContentKey, Entry)>, Option<ContentKey>), ReadAtError> {
+        let commit = self.resolve(at).await?.commit;
+        let tree = self.odb().commit(&commit).await?.tree;
+        let mut range = match prefix {
+            Some(p) => KeyRange::prefix(p.clone()),
+            None => KeyRange::all(),
+        };
+        if let Some(after) = after {
+            range = range.after(after);
+        }
+        let page = tree::list(self.odb(), &tree, &range, limit).await?;
+        Ok((commit, page.entries, page.next_after))
     }
 }

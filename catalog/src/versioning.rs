@@ -1,32 +1,22 @@
-//! Branches, tags and merges of a catalog.
+//! Merges, cherry-picks and reverts: history moved between branches. Each lands on a branch
+//! only by compare-and-swap from the head it was computed against, and not at all when
+//! conflicts remain.
+
+use std::collections::BTreeMap;
 
 use pangolin_merge::{
     BranchTarget, CommitMeta as MergeMeta, LandError, Landed, MergeOptions, MergeOutcome,
-    merge_into_branch,
+    PickOptions, PickOutcome, cherry_pick_onto_branch, merge_into_branch, revert_on_branch,
 };
-use pangolin_refs::{
-    Expected, RefKind, RefName, RefUpdate, Reference, Target, TransactError, Transaction,
-};
-use pangolin_store::{BackendError, ObjectId, Timestamp};
+use pangolin_refs::Reference;
+use pangolin_store::{ObjectId, Timestamp};
 
 use crate::address::RefSpec;
 use crate::catalog::{Catalog, ResolveError};
 
 #[derive(Debug, thiserror::Error)]
-pub enum CreateRefError {
-    #[error("{0} already exists")]
-    Exists(Reference),
-    #[error(transparent)]
-    Resolve(#[from] ResolveError),
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    #[error("creating the ref: {0}")]
-    Transact(TransactError),
-}
-
-#[derive(Debug, thiserror::Error)]
 pub enum MergeRefError {
-    #[error("cannot merge into `{0}`: merges land on a branch")]
+    #[error("cannot change `{0}`: merges, cherry-picks and reverts land on a branch")]
     TargetNotBranch(RefSpec),
     #[error(transparent)]
     Resolve(#[from] ResolveError),
@@ -34,93 +24,133 @@ pub enum MergeRefError {
     Land(#[from] LandError),
 }
 
-impl Catalog {
-    /// Creates branch or tag `name` at the commit `from` names.
-    #[tracing::instrument(level = "debug", skip(self), fields(catalog = %self.name()))]
-    pub async fn create_ref(
-        &self,
-        kind: RefKind,
-        name: RefName,
-        from: &RefSpec,
-        principal: &str,
-    ) -> Result<(Reference, ObjectId), CreateRefError> {
-        let commit = self.resolve(from).await?.commit;
-        let reference = Reference { kind, name };
-        // A branch and a tag of the same name would make `name` ambiguous in addresses.
-        let other = Reference {
-            kind: match kind {
-                RefKind::Branch => RefKind::Tag,
-                RefKind::Tag => RefKind::Branch,
-            },
-            name: reference.name.clone(),
-        };
-        if self
-            .store()
-            .get_ref(self.odb().repo(), &other)
-            .await?
-            .is_some()
-        {
-            return Err(CreateRefError::Exists(other));
-        }
-        let tx = Transaction {
-            updates: vec![RefUpdate {
-                reference: reference.clone(),
-                expected: Expected::Absent,
-                target: Target::Set(commit),
-            }],
-            principal: principal.to_owned(),
-            message: format!("create {reference} from {from}"),
+/// Who asks for a history operation, and what it says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryRequest {
+    pub principal: String,
+    /// The commit message; a default naming the operation when `None`.
+    pub message: Option<String>,
+    /// The head the caller saw: nothing lands if the branch moved since.
+    pub expected_head: Option<ObjectId>,
+}
+
+impl HistoryRequest {
+    fn meta(&self, default_message: String, operation: &str, source: String) -> MergeMeta {
+        MergeMeta {
+            author: self.principal.clone(),
+            committer: self.principal.clone(),
+            message: self.message.clone().unwrap_or(default_message),
+            properties: BTreeMap::from([
+                ("operation".to_owned(), operation.to_owned()),
+                ("source".to_owned(), source),
+            ]),
             time: Timestamp::now(),
-        };
-        match self.store().transact(self.odb().repo(), tx).await {
-            Ok(_) => Ok((reference, commit)),
-            Err(TransactError::OutOfDate { .. }) => Err(CreateRefError::Exists(reference)),
-            Err(TransactError::Backend(e)) => Err(e.into()),
-            Err(other) => Err(CreateRefError::Transact(other)),
         }
+    }
+}
+
+impl Catalog {
+    async fn target_branch(&self, target: &RefSpec) -> Result<Reference, MergeRefError> {
+        self.resolve(target)
+            .await?
+            .writable_branch
+            .ok_or_else(|| MergeRefError::TargetNotBranch(target.clone()))
     }
 
     /// Merges what `source` names into branch `target`.
-    #[tracing::instrument(level = "debug", skip(self, options), fields(catalog = %self.name()))]
+    #[tracing::instrument(level = "debug", skip(self, options, request), fields(catalog = %self.name()))]
     pub async fn merge(
         &self,
         source: &RefSpec,
         target: &RefSpec,
-        expected_head: Option<ObjectId>,
         options: &MergeOptions,
-        principal: &str,
-        message: Option<String>,
+        request: &HistoryRequest,
     ) -> Result<Landed<MergeOutcome>, MergeRefError> {
         let source_commit = self.resolve(source).await?.commit;
-        let branch = self
-            .resolve(target)
-            .await?
-            .writable_branch
-            .ok_or_else(|| MergeRefError::TargetNotBranch(target.clone()))?;
-        let meta = MergeMeta {
-            author: principal.to_owned(),
-            committer: principal.to_owned(),
-            message: message.unwrap_or_else(|| format!("merge {source} into {target}")),
-            properties: [
-                ("operation".to_owned(), "merge".to_owned()),
-                ("source".to_owned(), source.to_string()),
-            ]
-            .into(),
-            time: Timestamp::now(),
-        };
-        let landed = merge_into_branch(
+        let branch = self.target_branch(target).await?;
+        let meta = request.meta(
+            format!("merge {source} into {target}"),
+            "merge",
+            source.to_string(),
+        );
+        Ok(merge_into_branch(
             self.odb(),
             self.store().as_ref(),
             BranchTarget {
                 repo: self.odb().repo(),
                 branch: &branch,
-                expected_head,
+                expected_head: request.expected_head,
             },
             source_commit,
             options,
             &meta,
         )
-        .await?;
-        Ok(landed)
+        .await?)
+    }
+
+    /// Replays the changes of `picks` (oldest first) on branch `onto`.
+    #[tracing::instrument(level = "debug", skip(self, options, request), fields(catalog = %self.name()))]
+    pub async fn cherry_pick(
+        &self,
+        picks: &[RefSpec],
+        onto: &RefSpec,
+        options: &PickOptions,
+        request: &HistoryRequest,
+    ) -> Result<Landed<PickOutcome>, MergeRefError> {
+        let mut commits = Vec::with_capacity(picks.len());
+        for pick in picks {
+            commits.push(self.resolve(pick).await?.commit);
+        }
+        let branch = self.target_branch(onto).await?;
+        let names: Vec<String> = commits.iter().map(|c| c.short(12)).collect();
+        let meta = request.meta(
+            format!("cherry-pick {} onto {onto}", names.join(", ")),
+            "cherry-pick",
+            names.join(","),
+        );
+        Ok(cherry_pick_onto_branch(
+            self.odb(),
+            self.store().as_ref(),
+            BranchTarget {
+                repo: self.odb().repo(),
+                branch: &branch,
+                expected_head: request.expected_head,
+            },
+            &commits,
+            options,
+            &meta,
+        )
+        .await?)
+    }
+
+    /// Undoes the changes of `commit` with a new commit on branch `on`.
+    #[tracing::instrument(level = "debug", skip(self, options, request), fields(catalog = %self.name()))]
+    pub async fn revert(
+        &self,
+        commit: &RefSpec,
+        on: &RefSpec,
+        options: &PickOptions,
+        request: &HistoryRequest,
+    ) -> Result<Landed<PickOutcome>, MergeRefError> {
+        let reverted = self.resolve(commit).await?.commit;
+        let branch = self.target_branch(on).await?;
+        let meta = request.meta(
+            format!("revert {}", reverted.short(12)),
+            "revert",
+            reverted.to_hex(),
+        );
+        Ok(revert_on_branch(
+            self.odb(),
+            self.store().as_ref(),
+            BranchTarget {
+                repo: self.odb().repo(),
+                branch: &branch,
+                expected_head: request.expected_head,
+            },
+            reverted,
+            options,
+            &meta,
+        )
+        .await?)
     }
 }

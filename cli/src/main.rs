@@ -1,16 +1,42 @@
-//! `pangolin`: the catalog server (`pangolin serve`) and, later, the git-style client.
+//! `pangolin`: the catalog server (`pangolin serve`) and the git-style client that talks to
+//! it over the management API (`docs/management-api.md`).
 
+mod branch;
+mod catalogs;
+mod changes;
+mod client;
+mod context;
+mod diff;
+mod error;
+mod help;
+mod json;
+mod key;
+mod log;
+mod login;
+mod ls;
+mod merge;
+mod output;
+mod profile;
+mod refs;
 mod serve;
+mod show;
+mod tag;
 
 use std::io::IsTerminal;
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::error::{CliError, Result};
+use crate::output::{Paint, Style};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "pangolin",
     version,
-    about = "A versioned, multi-tenant Apache Iceberg REST catalog"
+    about = "A versioned, multi-tenant Apache Iceberg REST catalog: the server, and git-style \
+             commands for its branches, tags, history and merges",
+    after_help = help::top(),
 )]
 struct Cli {
     #[command(subcommand)]
@@ -21,22 +47,67 @@ struct Cli {
 enum Command {
     /// Run the catalog server.
     Serve(serve::ServeArgs),
+    /// Save a profile (server, catalog, token) for later commands.
+    Login(login::LoginArgs),
+    /// List the server's catalogs.
+    Catalogs(catalogs::CatalogsArgs),
+    /// List, create, delete or move branches.
+    Branch(branch::BranchArgs),
+    /// List, create or delete tags.
+    Tag(tag::TagArgs),
+    /// Show the history of a branch, tag or commit, newest first.
+    Log(log::LogArgs),
+    /// Show a commit and what it changed.
+    Show(show::ShowArgs),
+    /// Show what changed between two references.
+    Diff(diff::DiffArgs),
+    /// List the namespaces, tables and views at a reference.
+    Ls(ls::LsArgs),
+    /// Merge a branch, tag or commit into a branch.
+    Merge(merge::MergeArgs),
+    /// Replay commits onto a branch.
+    CherryPick(merge::CherryPickArgs),
+    /// Undo a commit on a branch with a new commit.
+    Revert(merge::RevertArgs),
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        // Colour only for a person watching; log files and collectors get plain text.
-        .with_ansi(std::io::stdout().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
-        )
-        .init();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Serve(args) => serve::main(args),
+        command => client(command),
+    }
+}
+
+/// Runs a client command; a failure is one line on stderr and its exit code.
+fn client(command: Command) -> ExitCode {
+    let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
-    match cli.command {
-        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        .build()
+        .map_err(|e| CliError::server(format!("starting the runtime: {e}")))
+        .and_then(|runtime| runtime.block_on(run(command)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let style = Style::with_colour(output::colour_for(std::io::stderr().is_terminal()));
+            eprintln!("{} {error}", style.paint(Paint::Red, "error:"));
+            error.exit_code()
+        }
+    }
+}
+
+async fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Serve(_) => unreachable!("served by serve::main"),
+        Command::Login(args) => login::run(args).await,
+        Command::Catalogs(args) => catalogs::run(args).await,
+        Command::Branch(args) => branch::run(args).await,
+        Command::Tag(args) => tag::run(args).await,
+        Command::Log(args) => log::run(args).await,
+        Command::Show(args) => show::run(args).await,
+        Command::Diff(args) => diff::run(args).await,
+        Command::Ls(args) => ls::run(args).await,
+        Command::Merge(args) => merge::merge(args).await,
+        Command::CherryPick(args) => merge::cherry_pick(args).await,
+        Command::Revert(args) => merge::revert(args).await,
     }
 }

@@ -3,8 +3,10 @@
 //! Every setting comes, in order of precedence, from a flag, an environment variable, the
 //! configuration file (`--config`), or its default.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
@@ -158,7 +160,33 @@ fn local_warehouse(dir: &Path) -> anyhow::Result<String> {
         .to_string())
 }
 
-pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+/// `pangolin serve`: installs the log subscriber (nothing else does), then serves until
+/// stopped.
+pub(crate) fn main(args: ServeArgs) -> ExitCode {
+    tracing_subscriber::fmt()
+        // Colour only for a person watching; log files and collectors get plain text.
+        .with_ansi(std::io::stdout().is_terminal())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
+        )
+        .init();
+    let served = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(run(args)));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // As `main` returning the error would print it.
+            eprintln!("Error: {error:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settings = settings(args)?;
     // There is no authentication yet: refuse to be reachable from other machines.
     if !settings.listen.ip().is_loopback() {

@@ -1,239 +1,182 @@
-//! Management API for versioning (`/api/v1`): branches and tags, and merges.
+//! Moving history between branches: merge, cherry-pick, revert. Conflicts answer 409 with every
+//! conflicting key and change nothing.
+
+use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use pangolin_catalog::{Catalog, CreateRefError, MergeRefError, RefSpec};
+use pangolin_catalog::{Catalog, HistoryRequest, MergeRefError, RefSpec};
 use pangolin_merge::{
-    CommitMode, Conflict, FastForward, KeyChange, LandError, MergeError, MergeOptions,
-    MergeOutcome, Strategy,
+    CommitMode, FastForward, KeyChange, LandError, Landed, MergeError, MergeOptions, MergeOutcome,
+    PickError, PickOptions, PickOutcome, Resolution, Strategy,
 };
-use pangolin_refs::{RefKind, RefName, Reference};
-use pangolin_store::{Content, Entry, HashPrefix};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use pangolin_store::ContentKey;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
+use super::views::{ChangeView, ConflictView};
+use super::{PRINCIPAL, open, parse_hash, parse_spec};
 use crate::error::ApiError;
 use crate::extract::PathParams;
 use crate::json::JsonBody;
 use crate::state::AppState;
 
-/// Until authentication comes, changes are made by the anonymous principal.
-const PRINCIPAL: &str = "anonymous";
-
-async fn open(state: &AppState, name: &str) -> Result<Catalog, ApiError> {
-    let scope = state.scope(name)?;
-    if name.contains('@') || !scope.catalog.exists().await? {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "NoSuchCatalogException",
-            format!("there is no catalog named `{name}`"),
-        ));
-    }
-    Ok(scope.catalog)
-}
-
-fn ref_kind_name(kind: RefKind) -> &'static str {
-    match kind {
-        RefKind::Branch => "branch",
-        RefKind::Tag => "tag",
-    }
-}
-
-fn parse_spec(field: &str, value: &str) -> Result<RefSpec, ApiError> {
-    RefSpec::parse(value).map_err(|e| ApiError::bad_request(format!("invalid {field}: {e}")))
-}
-
-#[derive(Debug, Deserialize)]
+/// How to settle one conflicting key.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateRefRequest {
-    name: String,
-    #[serde(rename = "type", default = "default_kind")]
-    kind: String,
-    /// A reference expression; the default branch when absent.
-    #[serde(default)]
-    from: Option<String>,
+pub struct ResolutionRequest {
+    pub key: Vec<String>,
+    /// `ours` (keep the target's) or `theirs` (take the source's).
+    pub take: String,
 }
 
-fn default_kind() -> String {
-    "branch".to_owned()
-}
-
-pub async fn create_ref(
-    State(state): State<AppState>,
-    PathParams(catalog): PathParams<String>,
-    JsonBody(request): JsonBody<CreateRefRequest>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let catalog = open(&state, &catalog).await?;
-    let kind = match request.kind.as_str() {
-        "branch" => RefKind::Branch,
-        "tag" => RefKind::Tag,
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "type must be `branch` or `tag`, not `{other}`"
-            )));
-        }
-    };
-    let name = RefName::new(&request.name)
-        .map_err(|e| ApiError::bad_request(format!("invalid ref name: {e}")))?;
-    let from = parse_spec(
-        "from",
-        request
-            .from
-            .as_deref()
-            .unwrap_or(pangolin_catalog::DEFAULT_BRANCH),
-    )?;
-    let (reference, head) = catalog
-        .create_ref(kind, name, &from, PRINCIPAL)
-        .await
-        .map_err(|e| match e {
-            CreateRefError::Exists(_) => ApiError::new(
-                StatusCode::CONFLICT,
-                "AlreadyExistsException",
-                e.to_string(),
-            ),
-            CreateRefError::Resolve(e) => e.into(),
-            CreateRefError::Backend(e) => e.into(),
-            CreateRefError::Transact(e) => ApiError::bad_request(e.to_string()),
-        })?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({
-            "name": reference.name.as_str(),
-            "type": ref_kind_name(reference.kind),
-            "hash": head.to_hex(),
-        })),
-    ))
-}
-
-pub async fn get_ref(
-    State(state): State<AppState>,
-    PathParams((catalog, name)): PathParams<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
-    let catalog = open(&state, &catalog).await?;
-    let spec = parse_spec("reference", &name)?;
-    let resolved = catalog.resolve(&spec).await?;
-    let commit = catalog.odb().commit(&resolved.commit).await?;
-    // A bare name that is not a branch is a tag, or else a commit hash.
-    let kind = match (&spec, &resolved.writable_branch) {
-        (_, Some(_)) => "branch",
-        (RefSpec::Named(name), None) => {
-            let tag = Reference {
-                kind: RefKind::Tag,
-                name: name.clone(),
-            };
-            match catalog.store().get_ref(catalog.odb().repo(), &tag).await? {
-                Some(_) => "tag",
-                None => "commit",
+fn resolutions(
+    requests: &[ResolutionRequest],
+) -> Result<BTreeMap<ContentKey, Resolution>, ApiError> {
+    let mut out = BTreeMap::new();
+    for request in requests {
+        let key = ContentKey::new(request.key.iter().map(String::as_str))?;
+        let resolution = match request.take.as_str() {
+            "ours" => Resolution::Ours,
+            "theirs" => Resolution::Theirs,
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "a resolution takes `ours` or `theirs`, not `{other}`"
+                )));
             }
-        }
-        _ => "commit",
-    };
-    Ok(Json(json!({
-        "name": name,
-        "type": kind,
-        "hash": resolved.commit.to_hex(),
-        "time": pangolin_catalog::rfc3339(commit.time),
-        "message": commit.message,
-    })))
+        };
+        out.insert(key, resolution);
+    }
+    Ok(out)
 }
 
-#[derive(Debug, Deserialize)]
+fn strategy(value: Option<&str>) -> Result<Strategy, ApiError> {
+    match value {
+        None | Some("fail") => Ok(Strategy::Fail),
+        Some("prefer-ours") => Ok(Strategy::PreferOurs),
+        Some("prefer-theirs") => Ok(Strategy::PreferTheirs),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "strategy must be `fail`, `prefer-ours` or `prefer-theirs`, not `{other}`"
+        ))),
+    }
+}
+
+/// What a merge, cherry-pick or revert did (or would do, in a dry run).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub struct HistoryResult {
+    /// `up-to-date`, `fast-forward`, `merged`, `applied` or `conflicted`.
+    pub result: String,
+    pub dry_run: bool,
+    /// The target head the operation was computed against.
+    pub previous_head: String,
+    /// Where the target is now (where it would be, in a dry run; `null` when a dry run would
+    /// write a commit). Unchanged when conflicts remain.
+    pub target_head: Option<String>,
+    /// Commits written, oldest first.
+    pub commits: Vec<String>,
+    pub changes: Vec<ChangeView>,
+    /// Conflicts settled by resolutions or the strategy.
+    pub resolved: Vec<ConflictView>,
+    /// Conflicts left: nothing was changed.
+    pub conflicts: Vec<ConflictView>,
+    /// Set with a 409.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<serde_json::Value>,
+}
+
+fn conflicted(mut result: HistoryResult) -> (StatusCode, Json<HistoryResult>) {
+    result.result = "conflicted".to_owned();
+    result.target_head = Some(result.previous_head.clone());
+    result.error = Some(serde_json::json!({
+        "message": format!("{} conflicting keys; nothing was changed", result.conflicts.len()),
+        "type": "MergeConflictException",
+        "code": 409,
+    }));
+    (StatusCode::CONFLICT, Json(result))
+}
+
+fn land_error(error: MergeRefError) -> ApiError {
+    let message = error.to_string();
+    match error {
+        MergeRefError::TargetNotBranch(_) => ApiError::bad_request(message),
+        MergeRefError::Resolve(e) => e.into(),
+        MergeRefError::Land(land) => match land {
+            LandError::MissingTarget(_) | LandError::TargetIsTag(_) => {
+                ApiError::bad_request(message)
+            }
+            LandError::TargetMoved { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "ReferenceConflictException", message)
+            }
+            LandError::Merge(MergeError::NotFastForward) => {
+                ApiError::new(StatusCode::CONFLICT, "MergeConflictException", message)
+            }
+            LandError::Merge(MergeError::UnknownResolution(_))
+            | LandError::Pick(PickError::UnknownResolution(_) | PickError::Empty) => {
+                ApiError::bad_request(message)
+            }
+            LandError::Merge(MergeError::Read(e)) | LandError::Pick(PickError::Read(e)) => e.into(),
+            LandError::Backend(e) => e.into(),
+            other => ApiError::internal(&other),
+        },
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct MergeRequest {
-    source: String,
+    /// Any reference.
+    pub source: String,
     /// A branch; the default branch when absent.
     #[serde(default)]
-    target: Option<String>,
-    /// The target head the caller saw: the merge fails if the branch moved since.
+    pub target: Option<String>,
     #[serde(default)]
-    expected_target_head: Option<String>,
+    pub expected_target_head: Option<String>,
     #[serde(default)]
-    dry_run: bool,
+    pub dry_run: bool,
     /// `allow` (default), `never` or `only`.
     #[serde(default)]
-    fast_forward: Option<String>,
+    pub fast_forward: Option<String>,
     #[serde(default)]
-    squash: bool,
+    pub squash: bool,
     /// `fail` (default), `prefer-ours` or `prefer-theirs`.
     #[serde(default)]
-    strategy: Option<String>,
+    pub strategy: Option<String>,
     #[serde(default)]
+    pub resolutions: Vec<ResolutionRequest>,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+async fn history_request(
+    catalog: &Catalog,
+    expected: Option<&str>,
     message: Option<String>,
-}
-
-fn entry_json(entry: Option<&Entry>) -> Value {
-    let Some(entry) = entry else {
-        return Value::Null;
-    };
-    let mut out = json!({
-        "content-id": entry.content_id.to_string(),
-        "type": entry.content.kind().to_string(),
-    });
-    match &entry.content {
-        Content::IcebergTable {
-            metadata_location,
-            snapshot_id,
-            ..
-        } => {
-            out["metadata-location"] = json!(metadata_location);
-            out["snapshot-id"] = json!(snapshot_id);
-        }
-        Content::IcebergView {
-            metadata_location, ..
-        } => out["metadata-location"] = json!(metadata_location),
-        Content::Namespace { properties } => out["properties"] = json!(properties),
-        Content::Generic { location, .. } => out["location"] = json!(location),
-    }
-    out
-}
-
-fn change_json(change: &KeyChange) -> Value {
-    json!({
-        "key": change.key.elements().collect::<Vec<_>>(),
-        "before": entry_json(change.before.as_ref()),
-        "after": entry_json(change.after.as_ref()),
+) -> Result<HistoryRequest, ApiError> {
+    Ok(HistoryRequest {
+        principal: PRINCIPAL.to_owned(),
+        message,
+        expected_head: match expected {
+            Some(hash) => Some(parse_hash(catalog, "expected-target-head", hash).await?),
+            None => None,
+        },
     })
 }
 
-fn conflict_json(conflict: &Conflict) -> Value {
-    json!({
-        "key": conflict.key.elements().collect::<Vec<_>>(),
-        "kind": format!("{:?}", conflict.kind),
-        "base": entry_json(conflict.base.as_ref()),
-        "ours": entry_json(conflict.ours.as_ref()),
-        "theirs": entry_json(conflict.theirs.as_ref()),
-    })
-}
-
+/// Merges a reference into a branch.
+#[utoipa::path(post, path = "/api/v1/catalogs/{catalog}/merge", tag = "merge",
+    params(("catalog" = String, Path)), request_body = MergeRequest,
+    responses((status = 200, body = HistoryResult),
+        (status = 409, body = HistoryResult, description = "conflicts; nothing changed")))]
 pub async fn merge(
     State(state): State<AppState>,
     PathParams(catalog): PathParams<String>,
     JsonBody(request): JsonBody<MergeRequest>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<HistoryResult>), ApiError> {
     let catalog = open(&state, &catalog).await?;
     let source = parse_spec("source", &request.source)?;
-    let target = parse_spec(
-        "target",
-        request
-            .target
-            .as_deref()
-            .unwrap_or(pangolin_catalog::DEFAULT_BRANCH),
-    )?;
-    let expected_head = match request.expected_target_head.as_deref() {
-        None => None,
-        Some(hex) => {
-            let prefix = HashPrefix::parse(hex)
-                .map_err(|e| ApiError::bad_request(format!("invalid expected-target-head: {e}")))?;
-            Some(
-                catalog
-                    .odb()
-                    .resolve_prefix(&prefix)
-                    .await
-                    .map_err(|e| ApiError::bad_request(e.to_string()))?,
-            )
-        }
-    };
+    let target = target_spec("target", request.target.as_deref())?;
     let options = MergeOptions {
         fast_forward: match request.fast_forward.as_deref() {
             None | Some("allow") => FastForward::Allow,
@@ -250,109 +193,254 @@ pub async fn merge(
         } else {
             CommitMode::MergeCommit
         },
-        strategy: match request.strategy.as_deref() {
-            None | Some("fail") => Strategy::Fail,
-            Some("prefer-ours") => Strategy::PreferOurs,
-            Some("prefer-theirs") => Strategy::PreferTheirs,
-            Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "strategy must be `fail`, `prefer-ours` or `prefer-theirs`, not `{other}`"
-                )));
-            }
-        },
-        resolutions: Default::default(),
+        strategy: strategy(request.strategy.as_deref())?,
+        resolutions: resolutions(&request.resolutions)?,
         dry_run: request.dry_run,
     };
+    let history = history_request(
+        &catalog,
+        request.expected_target_head.as_deref(),
+        request.message,
+    )
+    .await?;
     let landed = catalog
-        .merge(
-            &source,
-            &target,
-            expected_head,
-            &options,
-            PRINCIPAL,
-            request.message,
-        )
+        .merge(&source, &target, &options, &history)
         .await
-        .map_err(merge_error)?;
+        .map_err(land_error)?;
+    // Nothing to merge means nothing in conflict, so every resolution names a key that is not.
+    if matches!(landed.outcome, MergeOutcome::UpToDate) && !options.resolutions.is_empty() {
+        let keys: Vec<String> = options
+            .resolutions
+            .keys()
+            .map(ToString::to_string)
+            .collect();
+        return Err(ApiError::bad_request(format!(
+            "resolutions name keys that are not in conflict: {} (the source is already merged)",
+            keys.join(", ")
+        )));
+    }
+    Ok(merge_result(&catalog, &landed, request.dry_run).await)
+}
+
+/// Changes with what each did to a table's metadata, in words.
+async fn change_views(catalog: &Catalog, changes: &[KeyChange]) -> Vec<ChangeView> {
+    let mut views = Vec::with_capacity(changes.len());
+    for change in changes {
+        let mut view = ChangeView::from(change);
+        view.summary = catalog
+            .summarize(change.before.as_ref(), change.after.as_ref())
+            .await;
+        views.push(view);
+    }
+    views
+}
+
+async fn merge_result(
+    catalog: &Catalog,
+    landed: &Landed<MergeOutcome>,
+    dry_run: bool,
+) -> (StatusCode, Json<HistoryResult>) {
     let previous = landed.previous_head.to_hex();
-    let (status, body) = match &landed.outcome {
-        MergeOutcome::UpToDate => (
-            StatusCode::OK,
-            json!({
-                "result": "up-to-date",
-                "dry-run": request.dry_run,
-                "previous-head": previous,
-                "target-head": previous,
-                "changes": [],
-                "conflicts": [],
-            }),
-        ),
-        MergeOutcome::FastForward { to, changes } => (
-            StatusCode::OK,
-            json!({
-                "result": "fast-forward",
-                "dry-run": request.dry_run,
-                "previous-head": previous,
-                "target-head": to.to_hex(),
-                "changes": changes.iter().map(change_json).collect::<Vec<_>>(),
-                "conflicts": [],
-            }),
-        ),
+    let mut result = HistoryResult {
+        result: String::new(),
+        dry_run,
+        previous_head: previous.clone(),
+        target_head: None,
+        commits: Vec::new(),
+        changes: Vec::new(),
+        resolved: Vec::new(),
+        conflicts: Vec::new(),
+        error: None,
+    };
+    match &landed.outcome {
+        MergeOutcome::UpToDate => {
+            result.result = "up-to-date".to_owned();
+            result.target_head = Some(previous);
+        }
+        MergeOutcome::FastForward { to, changes } => {
+            result.result = "fast-forward".to_owned();
+            result.target_head = Some(to.to_hex());
+            result.changes = change_views(catalog, changes).await;
+        }
         MergeOutcome::Merged {
             commit,
             changes,
             resolved,
             ..
-        } => (
-            StatusCode::OK,
-            json!({
-                "result": "merged",
-                "dry-run": request.dry_run,
-                "previous-head": previous,
-                "target-head": commit.map(|c| c.to_hex()),
-                "changes": changes.iter().map(change_json).collect::<Vec<_>>(),
-                "resolved": resolved.iter().map(conflict_json).collect::<Vec<_>>(),
-                "conflicts": [],
-            }),
-        ),
+        } => {
+            result.result = "merged".to_owned();
+            result.target_head = commit.map(|c| c.to_hex());
+            result.commits = commit.iter().map(|c| c.to_hex()).collect();
+            result.changes = change_views(catalog, changes).await;
+            result.resolved = resolved.iter().map(ConflictView::from).collect();
+        }
         MergeOutcome::Conflicted {
             conflicts, changes, ..
-        } => (
-            StatusCode::CONFLICT,
-            json!({
-                "result": "conflicted",
-                "target-head": previous,
-                "changes": changes.iter().map(change_json).collect::<Vec<_>>(),
-                "conflicts": conflicts.iter().map(conflict_json).collect::<Vec<_>>(),
-                "error": {
-                    "message": format!("{} conflicting keys; nothing was changed", conflicts.len()),
-                    "type": "MergeConflictException",
-                    "code": 409,
-                },
-            }),
-        ),
-    };
-    Ok((status, Json(body)))
+        } => {
+            result.changes = change_views(catalog, changes).await;
+            result.conflicts = conflicts.iter().map(ConflictView::from).collect();
+            return conflicted(result);
+        }
+    }
+    (StatusCode::OK, Json(result))
 }
 
-fn merge_error(error: MergeRefError) -> ApiError {
-    let message = error.to_string();
-    match error {
-        MergeRefError::TargetNotBranch(_) => ApiError::bad_request(message),
-        MergeRefError::Resolve(e) => e.into(),
-        MergeRefError::Land(land) => match land {
-            LandError::MissingTarget(_) | LandError::TargetIsTag(_) => {
-                ApiError::bad_request(message)
-            }
-            LandError::TargetMoved { .. } => {
-                ApiError::new(StatusCode::CONFLICT, "CommitFailedException", message)
-            }
-            LandError::Merge(MergeError::NotFastForward | MergeError::UnknownResolution(_)) => {
-                ApiError::new(StatusCode::CONFLICT, "MergeConflictException", message)
-            }
-            LandError::Merge(MergeError::Read(e)) => e.into(),
-            LandError::Backend(e) => e.into(),
-            other => ApiError::internal(&other),
-        },
+fn target_spec(field: &str, value: Option<&str>) -> Result<RefSpec, ApiError> {
+    parse_spec(field, value.unwrap_or(pangolin_catalog::DEFAULT_BRANCH))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CherryPickRequest {
+    /// Hashes or references, applied oldest first.
+    pub commits: Vec<String>,
+    /// A branch; the default branch when absent.
+    #[serde(default)]
+    pub onto: Option<String>,
+    #[serde(default)]
+    pub expected_target_head: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+    /// One commit for all picks instead of one per pick.
+    #[serde(default)]
+    pub squash: bool,
+    #[serde(default)]
+    pub strategy: Option<String>,
+    #[serde(default)]
+    pub resolutions: Vec<ResolutionRequest>,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// Replays commits' changes on a branch.
+#[utoipa::path(post, path = "/api/v1/catalogs/{catalog}/cherry-pick", tag = "merge",
+    params(("catalog" = String, Path)), request_body = CherryPickRequest,
+    responses((status = 200, body = HistoryResult),
+        (status = 409, body = HistoryResult, description = "conflicts; nothing changed")))]
+pub async fn cherry_pick(
+    State(state): State<AppState>,
+    PathParams(catalog): PathParams<String>,
+    JsonBody(request): JsonBody<CherryPickRequest>,
+) -> Result<(StatusCode, Json<HistoryResult>), ApiError> {
+    let catalog = open(&state, &catalog).await?;
+    if request.commits.is_empty() {
+        return Err(ApiError::bad_request(
+            "name at least one commit to cherry-pick",
+        ));
+    }
+    let picks = request
+        .commits
+        .iter()
+        .map(|c| parse_spec("commit", c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let onto = target_spec("onto", request.onto.as_deref())?;
+    let options = PickOptions {
+        strategy: strategy(request.strategy.as_deref())?,
+        resolutions: resolutions(&request.resolutions)?,
+        squash: request.squash,
+        dry_run: request.dry_run,
+    };
+    let history = history_request(
+        &catalog,
+        request.expected_target_head.as_deref(),
+        request.message,
+    )
+    .await?;
+    let landed = catalog
+        .cherry_pick(&picks, &onto, &options, &history)
+        .await
+        .map_err(land_error)?;
+    Ok(pick_result(&catalog, &landed, request.dry_run).await)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RevertRequest {
+    /// A hash or reference.
+    pub commit: String,
+    /// A branch; the default branch when absent.
+    #[serde(default)]
+    pub on: Option<String>,
+    #[serde(default)]
+    pub expected_target_head: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub strategy: Option<String>,
+    #[serde(default)]
+    pub resolutions: Vec<ResolutionRequest>,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// Undoes a commit's changes with a new commit on a branch.
+#[utoipa::path(post, path = "/api/v1/catalogs/{catalog}/revert", tag = "merge",
+    params(("catalog" = String, Path)), request_body = RevertRequest,
+    responses((status = 200, body = HistoryResult),
+        (status = 409, body = HistoryResult, description = "conflicts; nothing changed")))]
+pub async fn revert(
+    State(state): State<AppState>,
+    PathParams(catalog): PathParams<String>,
+    JsonBody(request): JsonBody<RevertRequest>,
+) -> Result<(StatusCode, Json<HistoryResult>), ApiError> {
+    let catalog = open(&state, &catalog).await?;
+    let commit = parse_spec("commit", &request.commit)?;
+    let on = target_spec("on", request.on.as_deref())?;
+    let options = PickOptions {
+        strategy: strategy(request.strategy.as_deref())?,
+        resolutions: resolutions(&request.resolutions)?,
+        squash: false,
+        dry_run: request.dry_run,
+    };
+    let history = history_request(
+        &catalog,
+        request.expected_target_head.as_deref(),
+        request.message,
+    )
+    .await?;
+    let landed = catalog
+        .revert(&commit, &on, &options, &history)
+        .await
+        .map_err(land_error)?;
+    Ok(pick_result(&catalog, &landed, request.dry_run).await)
+}
+
+async fn pick_result(
+    catalog: &Catalog,
+    landed: &Landed<PickOutcome>,
+    dry_run: bool,
+) -> (StatusCode, Json<HistoryResult>) {
+    let previous = landed.previous_head.to_hex();
+    let mut result = HistoryResult {
+        result: "applied".to_owned(),
+        dry_run,
+        previous_head: previous.clone(),
+        target_head: None,
+        commits: Vec::new(),
+        changes: Vec::new(),
+        resolved: Vec::new(),
+        conflicts: Vec::new(),
+        error: None,
+    };
+    match &landed.outcome {
+        PickOutcome::Applied {
+            commits,
+            changes,
+            resolved,
+        } => {
+            result.commits = commits.iter().map(|c| c.to_hex()).collect();
+            result.target_head = match commits.last() {
+                Some(last) => Some(last.to_hex()),
+                None if dry_run => None,
+                None => Some(previous),
+            };
+            result.changes = change_views(catalog, changes).await;
+            result.resolved = resolved.iter().map(ConflictView::from).collect();
+            (StatusCode::OK, Json(result))
+        }
+        PickOutcome::Conflicted { conflicts, .. } => {
+            result.conflicts = conflicts.iter().map(ConflictView::from).collect();
+            conflicted(result)
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! change it, new-table creation, and the files in the warehouse that hold it.
 
 pub mod create;
+pub mod describe;
 pub mod io;
 pub mod metadata;
 pub mod requirement;

@@ -1,0 +1,157 @@
+//! What the integration tests share: the real `pangolin serve` binary on a free port with a
+//! fresh data directory, and plain HTTP/1.1 requests to it.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.1 request with `Connection: close`; returns the status and the body.
+pub(crate) fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut stream = connect(port);
+    let body = body.unwrap_or("");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Connects, retrying briefly: on a loaded machine a fresh listener can refuse a connection
+/// for a moment while its accept loop starts.
+fn connect(port: u16) -> TcpStream {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(stream) => return stream,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("connect to {port}: {e}; retrying");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => panic!("cannot connect to the server on port {port}: {e}"),
+        }
+    }
+}
+
+/// A running server, killed if the test fails before stopping it.
+pub(crate) struct Server(pub(crate) Option<Child>);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+pub(crate) fn start(data_dir: &Path, port: u16) -> Server {
+    let child = Command::new(env!("CARGO_BIN_EXE_pangolin"))
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+        ])
+        .arg(data_dir)
+        .env_remove("PANGOLIN_CONFIG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut server = Server(Some(child));
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let exited = server.0.as_mut().and_then(|c| c.try_wait().ok().flatten());
+        assert!(
+            exited.is_none(),
+            "the server exited before listening: {exited:?}"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the server did not start listening"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
+
+/// Starts a server on a port the system picks, and returns it with that port: the port is
+/// read from the server's "pangolin is serving" log line, so parallel tests never race for
+/// a port another server may take first.
+pub(crate) fn start_anywhere(data_dir: &Path) -> (Server, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pangolin"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .env_remove("PANGOLIN_CONFIG")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = Server(Some(child));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    // Reads the log to its end, so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sender = Some(sender);
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("pangolin is serving")
+                && let Some(sender) = sender.take()
+            {
+                let _ = sender.send(line);
+            }
+        }
+    });
+    let line = receiver
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the server did not say where it listens");
+    let port = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("address="))
+        .and_then(|address| address.rsplit_once(':'))
+        .and_then(|(_, port)| port.parse().ok())
+        .unwrap_or_else(|| panic!("no address in the log line: {line}"));
+    (server, port)
+}
+
+/// Stops a server with SIGTERM and checks it exits cleanly.
+pub(crate) fn terminate(mut server: Server) {
+    let mut child = server.0.take().expect("running");
+    let pid = child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(
+                status.success(),
+                "graceful shutdown exits cleanly: {status}"
+            );
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
