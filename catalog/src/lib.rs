@@ -16,6 +16,7 @@ pub mod log;
 pub mod namespace;
 pub mod store;
 pub mod table;
+pub mod table_commit;
 pub mod versioning;
 pub mod warehouse;
 
@@ -28,5 +29,6 @@ pub use log::{LogError, LogFilter, LogPage};
 pub use namespace::{Namespace, NamespaceError, PropertiesUpdate, ReadAtError};
 pub use store::Store;
 pub use table::{LoadedTable, TableError, table_commit_meta};
+pub use table_commit::TableChange;
 pub use versioning::{HistoryRequest, MergeRefError};
 pub use warehouse::Warehouse;

@@ -21,10 +21,8 @@ use crate::address::RefSpec;
 use crate::catalog::{Catalog, ResolveError};
 use crate::commit::{CommitError, CommitMeta, Committed, Edits, PlanFuture};
 use crate::iceberg::io::next_metadata_location;
-use crate::iceberg::update::blank;
 use crate::iceberg::{
-    IoError, MetadataBuilder, NewTable, RequirementFailed, TableMetadata, TableRequirement,
-    TableUpdate, UpdateError, new_table_metadata,
+    IoError, NewTable, RequirementFailed, TableMetadata, UpdateError, new_table_metadata,
 };
 use crate::namespace::{NamespaceError, ReadAtError, namespace_at};
 use crate::warehouse::Warehouse;
@@ -99,7 +97,7 @@ pub struct LoadedTable {
     pub metadata: Arc<TableMetadata>,
 }
 
-fn table_entry(content_id: ContentId, location: String, meta: &TableMetadata) -> Entry {
+pub(crate) fn table_entry(content_id: ContentId, location: String, meta: &TableMetadata) -> Entry {
     Entry {
         content_id,
         content: Content::IcebergTable {
@@ -113,7 +111,10 @@ fn table_entry(content_id: ContentId, location: String, meta: &TableMetadata) ->
 }
 
 /// The table's metadata location in `entry`, or why the entry is no table.
-fn metadata_location(key: &ContentKey, entry: Option<&Entry>) -> Result<String, TableError> {
+pub(crate) fn metadata_location(
+    key: &ContentKey,
+    entry: Option<&Entry>,
+) -> Result<String, TableError> {
     match entry.map(|e| &e.content) {
         Some(Content::IcebergTable {
             metadata_location, ..
@@ -133,42 +134,19 @@ fn ensure_free(key: &ContentKey, entry: Option<&Entry>) -> Result<(), TableError
     }
 }
 
-async fn ensure_namespace(odb: &Odb, tree: &ObjectId, key: &ContentKey) -> Result<(), TableError> {
+pub(crate) async fn ensure_namespace(
+    odb: &Odb,
+    tree: &ObjectId,
+    key: &ContentKey,
+) -> Result<(), TableError> {
     if let Some(namespace) = key.parent() {
         namespace_at(odb, tree, &namespace).await?;
     }
     Ok(())
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     Timestamp::now().as_millis()
-}
-
-/// What a table commit wrote on an earlier attempt, reusable while the table is unchanged.
-#[derive(Debug, Clone)]
-struct Prepared {
-    base: Option<String>,
-    location: String,
-    metadata: Arc<TableMetadata>,
-    entry: Entry,
-}
-
-/// Commit properties describing what a table change did, for the catalog log.
-fn describe(meta: &CommitMeta, updates: &[TableUpdate]) -> CommitMeta {
-    let mut meta = meta.clone();
-    for update in updates {
-        if let TableUpdate::AddSnapshot { snapshot } = update {
-            meta.properties.insert(
-                "iceberg.snapshot-id".to_owned(),
-                snapshot.snapshot_id.to_string(),
-            );
-            for (k, v) in &snapshot.summary {
-                meta.properties
-                    .insert(format!("iceberg.summary.{k}"), v.clone());
-            }
-        }
-    }
-    meta
 }
 
 impl Catalog {
@@ -204,7 +182,7 @@ impl Catalog {
         Ok(location)
     }
 
-    async fn read_table(
+    pub(crate) async fn read_table(
         &self,
         tree: &ObjectId,
         key: &ContentKey,
@@ -324,137 +302,6 @@ impl Catalog {
                 content_id: entry.content_id,
                 metadata_location: Some(location),
                 metadata,
-            },
-        ))
-    }
-
-    /// Applies a client's commit to table `key` on `branch`: requirements checked against the
-    /// table's state at the head, updates applied, a new metadata file written. With an
-    /// `assert-create` requirement the table may not exist yet (the end of a staged create).
-    #[tracing::instrument(level = "debug", skip(self, requirements, updates, meta), fields(catalog = %self.name()))]
-    pub async fn commit_table(
-        &self,
-        branch: &Reference,
-        key: &ContentKey,
-        requirements: Vec<TableRequirement>,
-        updates: Vec<TableUpdate>,
-        meta: &CommitMeta,
-    ) -> Result<(Committed, LoadedTable), CommitError<TableError>> {
-        let warehouse = self.warehouse().map_err(CommitError::Rejected)?.clone();
-        let creating = requirements.contains(&TableRequirement::AssertCreate);
-        if updates.is_empty() && !creating {
-            // Nothing to change: check the requirements and answer with the table as it is,
-            // without a new metadata file or a commit.
-            let check = async {
-                let resolved = self.resolve(&RefSpec::Named(branch.name.clone())).await?;
-                let tree = self.odb().commit(&resolved.commit).await?.tree;
-                let table = self.read_table(&tree, key).await?;
-                for requirement in &requirements {
-                    requirement.check(Some(&table.metadata))?;
-                }
-                Ok::<_, TableError>((resolved.commit, table))
-            };
-            let (head, table) = check.await.map_err(CommitError::Rejected)?;
-            return Ok((
-                Committed {
-                    commit: head,
-                    parent: head,
-                    attempts: 0,
-                },
-                table,
-            ));
-        }
-        let prepared: Arc<Mutex<Option<Prepared>>> = Arc::default();
-        let (requirements, updates) = (Arc::new(requirements), Arc::new(updates));
-        let meta = describe(meta, &updates);
-        let catalog = self.clone();
-        let committed = self
-            .commit(
-                branch,
-                &meta,
-                |odb: Odb, tree: ObjectId| -> PlanFuture<TableError> {
-                    let (key, warehouse, prepared) =
-                        (key.clone(), warehouse.clone(), prepared.clone());
-                    let (requirements, updates) = (requirements.clone(), updates.clone());
-                    let catalog = catalog.clone();
-                    Box::pin(async move {
-                        let entry = tree::get(&odb, &tree, &key).await?;
-                        let (base_location, content_id) = match &entry {
-                            None if creating => {
-                                ensure_namespace(&odb, &tree, &key).await?;
-                                (None, ContentId::new_random())
-                            }
-                            Some(e) if creating => {
-                                return Err(TableError::AlreadyExists {
-                                    key,
-                                    kind: e.content.kind(),
-                                });
-                            }
-                            other => (
-                                Some(metadata_location(&key, other.as_ref())?),
-                                other
-                                    .as_ref()
-                                    .map_or_else(ContentId::new_random, |e| e.content_id),
-                            ),
-                        };
-                        // The table is as it was when this change was prepared: reuse it.
-                        if let Some(p) = prepared.lock().as_ref()
-                            && p.base == base_location
-                        {
-                            return Ok(Edits::from([(key, Some(p.entry.clone()))]));
-                        }
-                        let base = match &base_location {
-                            Some(location) => Some(warehouse.io.read_metadata(location).await?),
-                            None => None,
-                        };
-                        for requirement in requirements.iter() {
-                            requirement.check(base.as_deref())?;
-                        }
-                        let now = now_ms();
-                        let mut builder = MetadataBuilder::new(match &base {
-                            Some(b) => TableMetadata::clone(b),
-                            None => blank(String::new(), 1, now),
-                        });
-                        builder.apply_all(&updates, now)?;
-                        if let (Some(location), Some(b)) = (&base_location, &base) {
-                            builder.log_previous(location.clone(), b.last_updated_ms);
-                        }
-                        let mut metadata = builder.build_unchecked(now);
-                        if metadata.location.is_empty() {
-                            metadata.location = catalog
-                                .default_table_location(&tree, &key, &metadata.table_uuid)
-                                .await?;
-                        }
-                        metadata.validate().map_err(UpdateError::Invalid)?;
-                        let metadata = Arc::new(metadata);
-                        let location =
-                            next_metadata_location(&metadata.location, base_location.as_deref());
-                        warehouse
-                            .io
-                            .write_metadata(&location, metadata.clone())
-                            .await?;
-                        let entry = table_entry(content_id, location.clone(), &metadata);
-                        *prepared.lock() = Some(Prepared {
-                            base: base_location,
-                            location,
-                            metadata,
-                            entry: entry.clone(),
-                        });
-                        Ok(Edits::from([(key, Some(entry))]))
-                    })
-                },
-            )
-            .await?;
-        let Some(p) = prepared.lock().take() else {
-            return Err(CommitError::Rejected(TableError::NotFound(key.clone())));
-        };
-        Ok((
-            committed,
-            LoadedTable {
-                key: key.clone(),
-                content_id: p.entry.content_id,
-                metadata_location: Some(p.location),
-                metadata: p.metadata,
             },
         ))
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_backend_sqlite::SqliteBackend;
+use pangolin_catalog::TableChange;
 use pangolin_catalog::iceberg::io::IoError;
 use pangolin_catalog::iceberg::metadata::Schema;
 use pangolin_catalog::iceberg::{FileIo, NewTable, TableRequirement, TableUpdate, UpdateError};
@@ -1819,4 +1820,112 @@ async fn purge_is_refused_while_another_table_keeps_files_under_the_location() {
         1,
         "inner kept"
     );
+}
+
+fn change(
+    name: &str,
+    requirements: Vec<TableRequirement>,
+    updates: Vec<TableUpdate>,
+) -> TableChange {
+    TableChange {
+        key: key(name),
+        requirements,
+        updates,
+    }
+}
+
+#[tokio::test]
+async fn a_multi_table_commit_lands_all_tables_in_one_commit() {
+    let lake = lake().await;
+    create(&lake.catalog, &main(), "db.a").await;
+    create(&lake.catalog, &main(), "db.b").await;
+    let before = head(&lake.catalog, "main").await;
+    let (committed, tables) = lake
+        .catalog
+        .commit_tables(
+            &main(),
+            vec![
+                change(
+                    "db.a",
+                    vec![requires_main_at(None)],
+                    append_updates(1, None, 1),
+                ),
+                change(
+                    "db.b",
+                    vec![requires_main_at(None)],
+                    append_updates(2, None, 1),
+                ),
+            ],
+            &meta("both"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(committed.parent, before, "one commit on top of the head");
+    assert_eq!(head(&lake.catalog, "main").await, committed.commit);
+    assert_eq!(tables.len(), 2);
+    assert_eq!(tables[0].metadata.current_snapshot_id, Some(1));
+    assert_eq!(tables[1].metadata.current_snapshot_id, Some(2));
+    let a = lake
+        .catalog
+        .load_table(&spec("main"), &key("db.a"))
+        .await
+        .unwrap();
+    assert_eq!(a.metadata.current_snapshot_id, Some(1));
+}
+
+#[tokio::test]
+async fn a_failing_requirement_on_one_table_leaves_every_table_unchanged() {
+    let lake = lake().await;
+    let a = create(&lake.catalog, &main(), "db.a").await;
+    create(&lake.catalog, &main(), "db.b").await;
+    let before = head(&lake.catalog, "main").await;
+    let err = lake
+        .catalog
+        .commit_tables(
+            &main(),
+            vec![
+                change(
+                    "db.a",
+                    vec![requires_main_at(None)],
+                    append_updates(1, None, 1),
+                ),
+                change(
+                    "db.b",
+                    vec![requires_main_at(Some(99))],
+                    append_updates(2, None, 1),
+                ),
+            ],
+            &meta("both"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CommitError::Rejected(TableError::RequirementFailed(_))),
+        "{err:?}"
+    );
+    assert_eq!(head(&lake.catalog, "main").await, before);
+    let still = lake
+        .catalog
+        .load_table(&spec("main"), &key("db.a"))
+        .await
+        .unwrap();
+    assert_eq!(still.metadata_location, a.metadata_location);
+
+    let err = lake
+        .catalog
+        .commit_tables(
+            &main(),
+            vec![
+                change("db.a", vec![], append_updates(1, None, 1)),
+                change("db.a", vec![], append_updates(2, None, 1)),
+            ],
+            &meta("twice"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CommitError::Rejected(TableError::Update(_))),
+        "{err:?}"
+    );
+    assert_eq!(head(&lake.catalog, "main").await, before);
 }
