@@ -25,7 +25,17 @@ pub const ENDPOINTS: &[&str] = &[
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
     "POST /v1/{prefix}/tables/rename",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+    "POST /v1/{prefix}/views/rename",
+    "POST /v1/{prefix}/transactions/commit",
 ];
 
 #[derive(Debug, Deserialize)]
@@ -56,6 +66,7 @@ pub async fn config(
         "defaults": {},
         "overrides": { "prefix": url_safe(&prefix) },
         "endpoints": ENDPOINTS,
+        "idempotency-key-lifetime": crate::idempotency::LIFETIME_ISO8601,
     })))
 }
 

@@ -6,7 +6,9 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use pangolin_catalog::iceberg::IoError;
-use pangolin_catalog::{CommitError, NamespaceError, ReadAtError, ResolveError, TableError};
+use pangolin_catalog::{
+    CommitError, NamespaceError, ReadAtError, ResolveError, TableError, ViewError,
+};
 use pangolin_store::{BackendError, BackendErrorKind, KeyError, ReadError};
 use serde_json::json;
 
@@ -188,6 +190,37 @@ impl From<TableError> for ApiError {
             TableError::Read(e) => e.into(),
             TableError::Backend(e) => e.into(),
             TableError::NoWarehouse(_) => Self::internal(&error),
+        }
+    }
+}
+
+impl From<ViewError> for ApiError {
+    fn from(error: ViewError) -> Self {
+        let message = error.to_string();
+        match error {
+            ViewError::NotFound(_) => {
+                Self::new(StatusCode::NOT_FOUND, "NoSuchViewException", message)
+            }
+            ViewError::NamespaceNotFound(_) => {
+                Self::new(StatusCode::NOT_FOUND, "NoSuchNamespaceException", message)
+            }
+            ViewError::AlreadyExists { .. } => {
+                Self::new(StatusCode::CONFLICT, "AlreadyExistsException", message)
+            }
+            ViewError::RequirementFailed(_) => {
+                Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
+            }
+            ViewError::Update(_) | ViewError::InvalidMetadata { .. } => Self::bad_request(message),
+            // The entry points at a file that is gone, or a register names a missing file.
+            ViewError::Io(IoError::NotFound(_)) => {
+                Self::new(StatusCode::NOT_FOUND, "NoSuchViewException", message)
+            }
+            ViewError::Io(e) => e.into(),
+            ViewError::Namespace(e) => e.into(),
+            ViewError::Resolve(e) => e.into(),
+            ViewError::Read(e) => e.into(),
+            ViewError::Backend(e) => e.into(),
+            ViewError::NoWarehouse(_) => Self::internal(&error),
         }
     }
 }

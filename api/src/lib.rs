@@ -1,17 +1,21 @@
-//! HTTP: the Iceberg REST catalog API (namespaces and tables), branch and merge management,
+//! HTTP: the Iceberg REST catalog API (namespaces, tables and views), branch and merge management,
 //! health and readiness.
 //!
 //! Handlers are thin: they parse, call the catalog, and map every error explicitly to the
 //! Iceberg error model ([`error`]). Only this crate knows HTTP.
 
+pub mod address;
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod idempotency;
 pub mod json;
 pub mod management;
 pub mod namespaces;
 pub mod state;
 pub mod tables;
+pub mod transactions;
+pub mod views;
 
 use std::time::Duration;
 
@@ -66,10 +70,38 @@ pub fn router(state: AppState) -> Router {
             post(tables::metrics),
         )
         .route(
+            "/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+            get(tables::credentials),
+        )
+        .route(
             "/v1/{prefix}/namespaces/{namespace}/register",
             post(tables::register),
         )
-        .route("/v1/{prefix}/tables/rename", post(tables::rename));
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/views",
+            get(views::list).post(views::create),
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/views/{view}",
+            get(views::load)
+                .head(views::exists)
+                .post(views::replace)
+                .delete(views::drop),
+        )
+        .route(
+            "/v1/{prefix}/namespaces/{namespace}/register-view",
+            post(views::register),
+        )
+        .route("/v1/{prefix}/views/rename", post(views::rename))
+        .route("/v1/{prefix}/tables/rename", post(tables::rename))
+        .route(
+            "/v1/{prefix}/transactions/commit",
+            post(transactions::commit),
+        )
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::layer,
+        ));
     Router::new()
         .merge(iceberg)
         .merge(management::routes())

@@ -8,68 +8,32 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use pangolin_catalog::iceberg::metadata::{PartitionSpec, Schema, SortOrder};
 use pangolin_catalog::iceberg::{NewTable, TableMetadata, TableRequirement, TableUpdate};
-use pangolin_catalog::{CommitMeta, LoadedTable, RefSpec, table_commit_meta};
-use pangolin_refs::Reference;
-use pangolin_store::ContentKey;
+use pangolin_catalog::{CommitMeta, LoadedTable, table_commit_meta};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+// Name parsing lives in `address.rs`, shared with views; the re-export keeps
+// `crate::tables::{Identifier, writable}` working for `transactions.rs`.
+use crate::address::{Identifier, address, rename_at, writable};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::namespaces::{MAX_PAGE, decode_token, encode_token, levels, namespace_key};
-use crate::state::{AppState, Scope};
+use crate::state::AppState;
 
 /// Until authentication comes, writes are made by the anonymous principal.
 const PRINCIPAL: &str = "anonymous";
 
-/// A table name as a client sent it: the name, and the reference it may carry.
-#[derive(Debug)]
-struct TableName {
-    name: String,
-    at: Option<RefSpec>,
-}
-
-fn parse_name(raw: &str) -> Result<TableName, ApiError> {
-    match raw.split_once('@') {
-        None => Ok(TableName {
-            name: raw.to_owned(),
-            at: None,
-        }),
-        Some((name, reference)) => Ok(TableName {
-            name: name.to_owned(),
-            at: Some(RefSpec::parse(reference).map_err(|e| {
-                ApiError::bad_request(format!("invalid reference in `{raw}`: {e}"))
-            })?),
-        }),
-    }
-}
-
-/// The table's key, and the reference the call works at.
-fn address(scope: &Scope, namespace: &str, table: &str) -> Result<(ContentKey, RefSpec), ApiError> {
-    let parsed = parse_name(table)?;
-    let key = namespace_key(namespace)?.child(&parsed.name)?;
-    Ok((key, parsed.at.unwrap_or_else(|| scope.at.clone())))
-}
-
-/// The branch a write at `at` goes to, or why it cannot.
-async fn writable(scope: &Scope, at: &RefSpec) -> Result<Reference, ApiError> {
-    let resolved = scope.catalog.resolve(at).await?;
-    resolved.writable_branch.ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "`{at}` is read-only (a tag, a commit or a point in time); write to a branch"
-        ))
-    })
-}
-
-fn load_result(table: &LoadedTable, metadata: &TableMetadata) -> Json<Value> {
+/// A table as clients load it, with the settings they need to reach its files.
+fn load_result(state: &AppState, table: &LoadedTable, metadata: &TableMetadata) -> Json<Value> {
     Json(json!({
         "metadata-location": table.metadata_location,
         "metadata": metadata,
-        "config": {},
+        "config": state.warehouse.client_config(),
     }))
 }
 
@@ -152,7 +116,7 @@ pub async fn create(
         return Ok(Json(json!({
             "metadata-location": null,
             "metadata": metadata,
-            "config": {},
+            "config": state.warehouse.client_config(),
         })));
     }
     let (_, created) = scope
@@ -164,7 +128,7 @@ pub async fn create(
             &table_commit_meta(PRINCIPAL, "create", &key),
         )
         .await?;
-    Ok(load_result(&created, &created.metadata))
+    Ok(load_result(&state, &created, &created.metadata))
 }
 
 #[derive(Debug, Deserialize)]
@@ -172,29 +136,75 @@ pub struct LoadParams {
     snapshots: Option<String>,
 }
 
+/// Loads a table. The answer carries an `ETag` naming the metadata file and view; a client
+/// that sends it back in `If-None-Match` gets `304 Not Modified` while the table is unchanged.
 pub async fn load(
     State(state): State<AppState>,
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
     QueryParams(params): QueryParams<LoadParams>,
-) -> Result<Json<Value>, ApiError> {
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &table)?;
-    let loaded = scope.catalog.load_table(&at, &key).await?;
-    match params
+    let mode = params
         .snapshots
         .as_deref()
         .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        None | Some("all") => Ok(load_result(&loaded, &loaded.metadata)),
-        Some("refs") => Ok(load_result(
+        .unwrap_or_else(|| "all".to_owned());
+    if mode != "all" && mode != "refs" {
+        return Err(ApiError::bad_request(format!(
+            "snapshots must be `all` or `refs`, not `{mode}`"
+        )));
+    }
+    let loaded = scope.catalog.load_table(&at, &key).await?;
+    let location = loaded.metadata_location.as_deref().unwrap_or_default();
+    let etag = format!(
+        "\"{}\"",
+        blake3::hash(format!("{location}\n{mode}").as_bytes()).to_hex()
+    );
+    let unchanged = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|tag| {
+            let tag = tag.trim();
+            tag == "*" || tag.trim_start_matches("W/") == etag
+        });
+    let mut response = if unchanged {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else if mode == "refs" {
+        load_result(
+            &state,
             &loaded,
             &loaded.metadata.with_referenced_snapshots_only(),
-        )),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "snapshots must be `all` or `refs`, not `{other}`"
-        ))),
+        )
+        .into_response()
+    } else {
+        load_result(&state, &loaded, &loaded.metadata).into_response()
+    };
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        response.headers_mut().insert(header::ETAG, value);
     }
+    Ok(response)
+}
+
+/// Storage credentials for a table. The server vends none yet: its warehouse credentials stay
+/// with it, so the answer is an empty list, never an error.
+pub async fn credentials(
+    State(state): State<AppState>,
+    PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let scope = state.scope(&prefix)?;
+    let (key, at) = address(&scope, &namespace, &table)?;
+    if !scope.catalog.table_exists(&at, &key).await? {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchTableException",
+            format!("table `{key}` does not exist"),
+        ));
+    }
+    Ok(Json(json!({ "storage-credentials": [] })))
 }
 
 pub async fn exists(
@@ -223,22 +233,6 @@ pub struct CommitRequest {
     requirements: Vec<TableRequirement>,
     #[serde(default)]
     updates: Vec<TableUpdate>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Identifier {
-    namespace: Vec<String>,
-    name: String,
-}
-
-impl Identifier {
-    fn key_and_ref(&self) -> Result<(ContentKey, Option<RefSpec>), ApiError> {
-        let parsed = parse_name(&self.name)?;
-        let key =
-            ContentKey::new(self.namespace.iter().map(String::as_str))?.child(&parsed.name)?;
-        Ok((key, parsed.at))
-    }
 }
 
 pub async fn commit(
@@ -329,16 +323,7 @@ pub async fn rename(
     let scope = state.scope(&prefix)?;
     let (from, from_at) = request.source.key_and_ref()?;
     let (to, to_at) = request.destination.key_and_ref()?;
-    let at = match (from_at, to_at) {
-        (None, None) => scope.at.clone(),
-        (Some(a), None) | (None, Some(a)) => a,
-        (Some(a), Some(b)) if a == b => a,
-        (Some(a), Some(b)) => {
-            return Err(ApiError::bad_request(format!(
-                "a rename happens on one branch, but the source names `{a}` and the destination `{b}`"
-            )));
-        }
-    };
+    let at = rename_at(&scope, from_at, to_at)?;
     let branch = writable(&scope, &at).await?;
     let meta = CommitMeta {
         message: format!("rename table {from} to {to}"),
@@ -373,12 +358,13 @@ pub async fn register(
         .register_table(
             &branch,
             &key,
-            &request.metadata_location,
+            // Spark names local files `file:/path`; the server reads `file:///path`.
+            &pangolin_catalog::iceberg::update::canonical_location(&request.metadata_location),
             request.overwrite,
             &table_commit_meta(PRINCIPAL, "register", &key),
         )
         .await?;
-    Ok(load_result(&registered, &registered.metadata))
+    Ok(load_result(&state, &registered, &registered.metadata))
 }
 
 /// Scan and commit reports from engines: logged, not stored.

@@ -3,7 +3,7 @@
 //! A catalog is one repository; every write is a commit on a branch made by the commit
 //! protocol ([`Catalog::commit`]); every read names what it reads with a reference expression
 //! ([`RefSpec`]: a branch, a tag, a commit in a branch's history, a branch at a time).
-//! Namespaces and Iceberg tables live here; views, tenancy and authorization come on top.
+//! Namespaces and Iceberg tables and views live here; tenancy and authorization come on top.
 
 pub mod address;
 pub mod branches;
@@ -18,6 +18,7 @@ pub mod store;
 pub mod table;
 pub mod table_commit;
 pub mod versioning;
+pub mod view;
 pub mod warehouse;
 
 pub use address::{RefSpec, RefSpecError, Resolved, rfc3339};
@@ -31,4 +32,5 @@ pub use store::Store;
 pub use table::{LoadedTable, TableError, table_commit_meta};
 pub use table_commit::TableChange;
 pub use versioning::{HistoryRequest, MergeRefError};
+pub use view::{LoadedView, ViewError, view_commit_meta};
 pub use warehouse::Warehouse;

@@ -1,5 +1,6 @@
 //! Where a catalog's table files live.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::iceberg::FileIo;
@@ -19,5 +20,55 @@ impl Warehouse {
             root: root.trim_end_matches('/').to_owned(),
             io,
         }
+    }
+
+    /// What a client needs to reach this warehouse's files as the server does: for S3,
+    /// `s3.endpoint`, `s3.region`, `s3.path-style-access` and, only when the operator opted in,
+    /// the static keys (see [`S3Settings`](crate::iceberg::S3Settings)). Empty for a local
+    /// warehouse. Meant for the `config` of a table load or create answer, which clients merge
+    /// into their file access properties.
+    ///
+    /// May hold credentials: send it to the client and nowhere else; never log it.
+    pub fn client_config(&self) -> BTreeMap<String, String> {
+        self.io.options().client_config(&self.root)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iceberg::{S3Settings, Secret, StorageOptions};
+
+    fn warehouse(root: &str, s3: S3Settings) -> Warehouse {
+        let io = FileIo::with_options(1, StorageOptions { s3 });
+        Warehouse::new(root, Arc::new(io))
+    }
+
+    #[test]
+    fn clients_of_a_bucket_are_told_how_to_reach_it() {
+        let s3 = S3Settings {
+            endpoint: Some("http://127.0.0.1:9000".to_owned()),
+            access_key_id: Some("id".to_owned()),
+            secret_access_key: Some(Secret::new("secret")),
+            ..S3Settings::default()
+        };
+        let config = warehouse("s3://lake/wh", s3.clone()).client_config();
+        assert_eq!(config["s3.endpoint"], "http://127.0.0.1:9000");
+        assert_eq!(config["s3.path-style-access"], "true");
+        assert!(!config.contains_key("s3.secret-access-key"), "not opted in");
+
+        let s3 = S3Settings {
+            hand_out_credentials: true,
+            ..s3
+        };
+        let config = warehouse("s3://lake/wh", s3).client_config();
+        assert_eq!(config["s3.access-key-id"], "id");
+        assert_eq!(config["s3.secret-access-key"], "secret");
+    }
+
+    #[test]
+    fn clients_of_a_local_warehouse_are_told_nothing() {
+        let config = warehouse("file:///srv/lake", S3Settings::default()).client_config();
+        assert!(config.is_empty(), "{config:?}");
     }
 }

@@ -1044,6 +1044,24 @@ fn set_location_trims_the_trailing_slash_and_refuses_empty() {
 }
 
 #[test]
+fn set_location_writes_hadoop_style_file_paths_with_an_empty_authority() {
+    // Spark qualifies `LOCATION '/tmp/x'` as `file:/tmp/x`; metadata files go under
+    // `file:///tmp/x`, the same place.
+    for (given, stored) in [
+        ("file:/tmp/wh/t/", "file:///tmp/wh/t"),
+        ("file:///tmp/wh/t", "file:///tmp/wh/t"),
+        ("file://host/wh/t", "file://host/wh/t"),
+        ("/tmp/wh/t", "/tmp/wh/t"),
+    ] {
+        let meta = apply(
+            &table(),
+            &[json!({"action": "set-location", "location": given})],
+        );
+        assert_eq!(meta.location, stored, "{given}");
+    }
+}
+
+#[test]
 fn build_stamps_the_change_time_and_never_goes_back() {
     let mut builder = MetadataBuilder::new(table());
     builder

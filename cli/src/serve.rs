@@ -13,7 +13,7 @@ use anyhow::{Context, bail};
 use pangolin_api::AppState;
 use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
-use pangolin_catalog::iceberg::FileIo;
+use pangolin_catalog::iceberg::{FileIo, S3Settings, Secret, StorageOptions};
 use pangolin_catalog::{Catalog, CreateError, Store, Warehouse};
 use pangolin_store::ObjectCache;
 use serde::Deserialize;
@@ -37,8 +37,8 @@ pub(crate) struct ServeArgs {
     /// PostgreSQL schema to keep the tables in (created if missing) [default: public].
     #[arg(long, env = "PANGOLIN_DATABASE_SCHEMA")]
     database_schema: Option<String>,
-    /// Where table data and metadata files go (`file:///...` or an absolute path)
-    /// [default: <data-dir>/warehouse].
+    /// Where table data and metadata files go (`file:///...`, an absolute path, or
+    /// `s3://bucket/prefix` with the `--s3-*` settings) [default: <data-dir>/warehouse].
     #[arg(long, env = "PANGOLIN_WAREHOUSE")]
     warehouse: Option<String>,
     /// The catalog clients get when they name no warehouse; created on first start
@@ -48,6 +48,42 @@ pub(crate) struct ServeArgs {
     /// Memory for cached catalog objects, in MiB [default: 256].
     #[arg(long, env = "PANGOLIN_CACHE_MIB")]
     cache_mib: Option<u64>,
+    /// Endpoint of an S3-compatible server for `s3://` warehouses (`http://127.0.0.1:9000`)
+    /// [default: AWS].
+    #[arg(long, env = "PANGOLIN_S3_ENDPOINT")]
+    s3_endpoint: Option<String>,
+    /// Region of the S3 buckets [default: us-east-1].
+    #[arg(long, env = "PANGOLIN_S3_REGION")]
+    s3_region: Option<String>,
+    /// Static S3 access key id, with `--s3-secret-access-key` [default: the instance's role].
+    #[arg(long, env = "PANGOLIN_S3_ACCESS_KEY_ID")]
+    s3_access_key_id: Option<String>,
+    /// The secret of that key. Prefer the environment variable or the file: others on the
+    /// machine can read a process's flags.
+    #[arg(long, env = "PANGOLIN_S3_SECRET_ACCESS_KEY", hide_env_values = true)]
+    s3_secret_access_key: Option<Secret>,
+    /// Path-style S3 requests (`<endpoint>/<bucket>/<key>`); `--s3-path-style=false` for
+    /// virtual-hosted ones [default: path style with `--s3-endpoint`].
+    #[arg(
+        long,
+        env = "PANGOLIN_S3_PATH_STYLE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new(),
+    )]
+    s3_path_style: Option<bool>,
+    /// Give clients the static S3 keys in a table's `config`, so that they need none of their
+    /// own. Every client then holds the server's keys [default: false].
+    #[arg(
+        long,
+        env = "PANGOLIN_S3_HAND_OUT_CREDENTIALS",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new(),
+    )]
+    s3_hand_out_credentials: Option<bool>,
 }
 
 /// The configuration file: the same settings as the flags.
@@ -61,6 +97,12 @@ struct FileConfig {
     warehouse: Option<String>,
     default_catalog: Option<String>,
     cache_mib: Option<u64>,
+    s3_endpoint: Option<String>,
+    s3_region: Option<String>,
+    s3_access_key_id: Option<String>,
+    s3_secret_access_key: Option<Secret>,
+    s3_path_style: Option<bool>,
+    s3_hand_out_credentials: Option<bool>,
 }
 
 /// Settings after flags, environment, file and defaults are combined.
@@ -73,6 +115,8 @@ struct Settings {
     warehouse: Option<String>,
     default_catalog: String,
     cache_mib: u64,
+    /// For `s3://` locations; redacts its secret when shown.
+    s3: S3Settings,
 }
 
 fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
@@ -85,6 +129,18 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
                 .with_context(|| format!("in the configuration file {}", path.display()))?
         }
     };
+    let s3 = S3Settings {
+        endpoint: args.s3_endpoint.or(file.s3_endpoint),
+        region: args.s3_region.or(file.s3_region),
+        path_style: args.s3_path_style.or(file.s3_path_style),
+        access_key_id: args.s3_access_key_id.or(file.s3_access_key_id),
+        secret_access_key: args.s3_secret_access_key.or(file.s3_secret_access_key),
+        hand_out_credentials: args
+            .s3_hand_out_credentials
+            .or(file.s3_hand_out_credentials)
+            .unwrap_or(false),
+    };
+    s3.validate().map_err(anyhow::Error::msg)?;
     Ok(Settings {
         listen: args
             .listen
@@ -102,6 +158,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .or(file.default_catalog)
             .unwrap_or_else(|| "default".to_owned()),
         cache_mib: args.cache_mib.or(file.cache_mib).unwrap_or(256),
+        s3,
     })
 }
 
@@ -204,6 +261,14 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
     })?;
     let store = open_store(&settings).await?;
     let warehouse = warehouse_location(&settings)?;
+    let io = FileIo::with_options(
+        CACHED_TABLES,
+        StorageOptions {
+            s3: settings.s3.clone(),
+        },
+    );
+    io.check_location(&warehouse)
+        .context("the warehouse location is not usable")?;
     let cache = Arc::new(ObjectCache::new(settings.cache_mib << 20));
     match Catalog::create(
         store.clone(),
@@ -223,7 +288,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         cache,
         tenant: TENANT.to_owned(),
         default_catalog: settings.default_catalog.clone(),
-        warehouse: Warehouse::new(warehouse.clone(), Arc::new(FileIo::new(CACHED_TABLES))),
+        warehouse: Warehouse::new(warehouse.clone(), Arc::new(io)),
     };
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
@@ -232,6 +297,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         address = %listener.local_addr()?,
         data_dir = %settings.data_dir.display(),
         %warehouse,
+        s3_endpoint = settings.s3.endpoint.as_deref().unwrap_or("-"),
         database = if settings.database_url.is_some() { "configured" } else { "sqlite" },
         "pangolin is serving"
     );
@@ -299,6 +365,49 @@ mod tests {
         assert_eq!(s.listen.port(), 9999, "the file wins over the default");
         assert_eq!(s.default_catalog, "lake");
         assert_eq!(s.data_dir, PathBuf::from("./pangolin-data"), "default");
+    }
+
+    #[test]
+    fn s3_settings_come_from_flags_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pangolin.toml");
+        std::fs::write(
+            &file,
+            "s3_endpoint = \"http://127.0.0.1:9000\"\ns3_region = \"eu-west-1\"\n\
+             s3_access_key_id = \"id\"\ns3_secret_access_key = \"hidden\"\n\
+             s3_hand_out_credentials = true\n",
+        )
+        .unwrap();
+        let config = file.to_str().unwrap();
+        let s = settings(parse(&["--config", config, "--s3-region", "us-west-2"])).unwrap();
+        assert_eq!(s.s3.endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert_eq!(s.s3.region.as_deref(), Some("us-west-2"), "the flag wins");
+        assert_eq!(s.s3.secret_access_key.as_ref().unwrap().expose(), "hidden");
+        assert!(s.s3.hand_out_credentials);
+        assert_eq!(s.s3.path_style, None);
+        assert_eq!(
+            s.s3.effective_path_style(),
+            Some(true),
+            "an endpoint: path style"
+        );
+        let shown = format!("{s:?}");
+        assert!(
+            !shown.contains("hidden"),
+            "the secret is never shown: {shown}"
+        );
+
+        let flag = |flags: &[&str]| settings(parse(flags)).unwrap().s3.path_style;
+        assert_eq!(flag(&["--s3-path-style"]), Some(true));
+        assert_eq!(flag(&["--s3-path-style=false"]), Some(false));
+        assert_eq!(flag(&[]), None);
+    }
+
+    #[test]
+    fn an_s3_key_without_its_secret_is_refused() {
+        let error = settings(parse(&["--s3-access-key-id", "id"])).unwrap_err();
+        assert!(format!("{error:#}").contains("secret"), "{error:#}");
+        let error = settings(parse(&["--s3-endpoint", "127.0.0.1:9000"])).unwrap_err();
+        assert!(format!("{error:#}").contains("http://"), "{error:#}");
     }
 
     #[test]

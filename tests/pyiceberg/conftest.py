@@ -3,8 +3,13 @@
 The binary comes from PANGOLIN_BIN (scripts/test builds it and sets it); each test session gets
 a fresh data directory and a free loopback port. With PANGOLIN_TEST_DATABASE_URL set (a
 postgres:// URL), the server keeps its state there, in a schema of its own, instead of SQLite.
+
+`s3_server` is a second server whose warehouse is in an S3 bucket, on the S3 server that
+PANGOLIN_TEST_S3_ENDPOINT names (scripts/test starts moto; see s3_bucket.py). Without one its
+tests are skipped, except in CI, where they fail.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -12,11 +17,14 @@ import socket
 import subprocess
 import tempfile
 import time
+import types
 import urllib.request
 import uuid
 
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+
+import s3_bucket
 
 
 def _free_port() -> int:
@@ -25,8 +33,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server_url():
+@contextlib.contextmanager
+def _serve(extra_args=(), env=None, log=None):
+    """Runs `pangolin serve` on a fresh data directory and port; yields its URL. `env` adds
+    environment variables; `log` is a file for its output (discarded otherwise)."""
     binary = os.environ.get("PANGOLIN_BIN")
     if not binary:
         pytest.fail("PANGOLIN_BIN must point at the pangolin binary (scripts/test sets it)")
@@ -37,10 +47,12 @@ def server_url():
     if database:
         # scripts/test drops schemas named like this that earlier runs left behind.
         command += ["--database-url", database, "--database-schema", f"t_{uuid.uuid4().hex}"]
+    command += list(extra_args)
     process = subprocess.Popen(
         command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=log or subprocess.DEVNULL,
+        stderr=log or subprocess.PIPE,
+        env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -52,7 +64,12 @@ def server_url():
         except OSError:
             pass
         if process.poll() is not None:
-            pytest.fail(f"pangolin exited early: {process.stderr.read().decode()}")
+            if log:
+                with open(log.name) as written:
+                    output = written.read()
+            else:
+                output = process.stderr.read().decode()
+            pytest.fail(f"pangolin exited early: {output}")
         if time.monotonic() > deadline:
             process.kill()
             pytest.fail("pangolin did not become ready within 30 s")
@@ -67,9 +84,47 @@ def server_url():
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def server_url():
+    with _serve() as url:
+        yield url
+
+
 @pytest.fixture
 def catalog(server_url):
     return RestCatalog("pangolin", uri=server_url)
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """The test S3 server (its bucket exists), or a skip when there is none (a failure in CI)."""
+    settings = s3_bucket.settings()
+    if settings is None:
+        reason = "no S3 server: set PANGOLIN_TEST_S3_ENDPOINT (scripts/test starts moto)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs the S3 tests: {reason}")
+        pytest.skip(reason)
+    s3_bucket.ensure_bucket(settings)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def s3_server(s3):
+    """A server whose warehouse is `s3://<bucket>/<run>/wh`, configured through its
+    PANGOLIN_S3_* variables and handing its keys out to clients. Yields a namespace with
+    `url`, `warehouse` (the location) and `log` (the path of its log, at debug level)."""
+    warehouse = f"s3://{s3.bucket}/pyiceberg-{uuid.uuid4().hex}/wh"
+    env = {
+        "PANGOLIN_S3_ENDPOINT": s3.endpoint,
+        "PANGOLIN_S3_REGION": s3.region,
+        "PANGOLIN_S3_ACCESS_KEY_ID": s3.access_key_id,
+        "PANGOLIN_S3_SECRET_ACCESS_KEY": s3.secret_access_key,
+        "PANGOLIN_S3_HAND_OUT_CREDENTIALS": "true",
+        "RUST_LOG": "debug",
+    }
+    with tempfile.NamedTemporaryFile(prefix="pangolin-s3-", suffix=".log") as log:
+        with _serve(["--warehouse", warehouse], env, log) as url:
+            yield types.SimpleNamespace(url=url, warehouse=warehouse, log=log.name)
 
 
 @pytest.fixture

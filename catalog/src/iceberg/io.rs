@@ -6,13 +6,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use parking_lot::Mutex;
 use url::Url;
 
 use super::metadata::TableMetadata;
+use super::storage::StorageOptions;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
@@ -30,15 +31,19 @@ pub enum IoError {
     },
 }
 
-/// Files of one server: object stores by scheme and authority, and the metadata cache.
+/// Files of one server: object stores by scheme and authority (built with the server's
+/// [`StorageOptions`]), and the metadata cache.
 pub struct FileIo {
+    options: StorageOptions,
     stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
     cache: quick_cache::sync::Cache<String, Arc<TableMetadata>>,
 }
 
 impl std::fmt::Debug for FileIo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `StorageOptions` redacts its secrets.
         f.debug_struct("FileIo")
+            .field("options", &self.options)
             .field("cached", &self.cache.len())
             .finish()
     }
@@ -71,15 +76,36 @@ fn literal_path(location: &str) -> &str {
 }
 
 impl FileIo {
-    /// `cached_tables`: how many parsed metadata files to keep in memory.
+    /// `cached_tables`: how many parsed metadata files to keep in memory. Stores get no
+    /// settings: enough for `file://`; see [`with_options`](Self::with_options).
     pub fn new(cached_tables: usize) -> Self {
+        Self::with_options(cached_tables, StorageOptions::default())
+    }
+
+    /// As [`new`](Self::new), with the settings stores are built with (S3 endpoint, region,
+    /// credentials).
+    pub fn with_options(cached_tables: usize, options: StorageOptions) -> Self {
         Self {
+            options,
             stores: Mutex::new(HashMap::new()),
             cache: quick_cache::sync::Cache::new(cached_tables.max(1)),
         }
     }
 
-    fn resolve(&self, location: &str) -> Result<(Arc<dyn ObjectStore>, Path), IoError> {
+    /// The settings stores are built with.
+    pub fn options(&self) -> &StorageOptions {
+        &self.options
+    }
+
+    /// Fails when no store can be built for `location` (an unknown scheme, an S3 setting
+    /// `object_store` refuses). Local only: reaches no server.
+    pub fn check_location(&self, location: &str) -> Result<(), IoError> {
+        self.resolve(location).map(|_| ())
+    }
+
+    /// The object store and path of a location. Crate-visible so that files other than table
+    /// metadata (view metadata, see `view_io.rs`) go through the same stores.
+    pub(crate) fn resolve(&self, location: &str) -> Result<(Arc<dyn ObjectStore>, Path), IoError> {
         let url = location_url(location)?;
         let invalid = |reason: String| IoError::InvalidLocation {
             location: location.to_owned(),
@@ -92,7 +118,9 @@ impl FileIo {
         if let Some(store) = self.stores.lock().get(&store_key) {
             return Ok((store.clone(), path));
         }
-        let (store, _) = object_store::parse_url(&url).map_err(|e| invalid(e.to_string()))?;
+        let options = self.options.object_store_options(url.scheme());
+        let (store, _) =
+            object_store::parse_url_opts(&url, options).map_err(|e| invalid(e.to_string()))?;
         let store: Arc<dyn ObjectStore> = Arc::from(store);
         self.stores.lock().insert(store_key, store.clone());
         Ok((store, path))
@@ -171,13 +199,18 @@ impl FileIo {
             .await
             .map_err(store_error)?;
         let count = files.len();
-        for file in files {
-            match store.delete(&file).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(store_error(e)),
-            }
+        for file in &files {
             self.cache
                 .remove(&format!("{}://{}/{file}", url.scheme(), url.authority()));
+        }
+        // In batches where the store has them (S3: a thousand keys a request).
+        let mut deleted =
+            store.delete_stream(futures::stream::iter(files.into_iter().map(Ok)).boxed());
+        while let Some(result) = deleted.next().await {
+            match result {
+                Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(store_error(e)),
+            }
         }
         Ok(count)
     }

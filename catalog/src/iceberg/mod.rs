@@ -1,15 +1,23 @@
-//! Iceberg table metadata: the `metadata.json` model, the commit updates and requirements that
-//! change it, new-table creation, and the files in the warehouse that hold it.
+//! Iceberg table and view metadata: the `metadata.json` models, the commit updates and
+//! requirements that change them, creation, and the files in the warehouse that hold them.
 
 pub mod create;
 pub mod describe;
 pub mod io;
 pub mod metadata;
 pub mod requirement;
+pub mod storage;
 pub mod update;
+pub mod view;
+pub mod view_io;
 
 pub use create::{NewTable, new_table_metadata};
 pub use io::{FileIo, IoError};
 pub use metadata::TableMetadata;
 pub use requirement::{RequirementFailed, TableRequirement};
+pub use storage::{S3Settings, Secret, StorageOptions};
 pub use update::{MetadataBuilder, TableUpdate, UpdateError};
+pub use view::{
+    NewView, ViewMetadata, ViewMetadataBuilder, ViewRequirement, ViewUpdate, ViewUpdateError,
+    ViewVersion, new_view_metadata,
+};

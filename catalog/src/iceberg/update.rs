@@ -331,11 +331,11 @@ impl MetadataBuilder {
                 }
             }
             TableUpdate::SetLocation { location } => {
-                let location = location.trim_end_matches('/');
+                let location = canonical_location(location);
                 if location.is_empty() {
                     return Err(UpdateError::EmptyLocation);
                 }
-                meta.location = location.to_owned();
+                meta.location = location;
             }
             TableUpdate::SetProperties { updates } => {
                 meta.properties
@@ -511,6 +511,17 @@ impl MetadataBuilder {
         meta.snapshots.push(snapshot.clone());
         self.added_snapshots.insert(snapshot.snapshot_id);
         Ok(())
+    }
+}
+
+/// A table location as stored: no trailing `/`, and `file:/abs/path` (how Hadoop-based
+/// clients such as Spark qualify local paths: no authority) written `file:///abs/path`, the
+/// same place in the form the metadata files are written under.
+pub fn canonical_location(location: &str) -> String {
+    let location = location.trim_end_matches('/');
+    match location.strip_prefix("file:/") {
+        Some(path) if !path.starts_with('/') => format!("file:///{path}"),
+        _ => location.to_owned(),
     }
 }
 

@@ -1,0 +1,361 @@
+//! Multi-table transactions, idempotency keys, load ETags and the credentials route, through
+//! the router as Iceberg clients call them.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use pangolin_api::{AppState, router};
+use pangolin_backend_memory::MemoryBackend;
+use pangolin_catalog::iceberg::FileIo;
+use pangolin_catalog::{Catalog, Warehouse};
+use pangolin_store::ObjectCache;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tower::ServiceExt;
+
+async fn app() -> (axum::Router, TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryBackend::new());
+    let cache = Arc::new(ObjectCache::new(16 << 20));
+    Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
+        .await
+        .unwrap();
+    let app = router(AppState {
+        store,
+        cache,
+        tenant: "default".into(),
+        default_catalog: "lake".into(),
+        warehouse: Warehouse::new(
+            format!("file://{}", dir.path().display()),
+            Arc::new(FileIo::new(100)),
+        ),
+    });
+    call(
+        &app,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["db"]})),
+        &[],
+    )
+    .await;
+    for table in ["a", "b"] {
+        let (status, body) = call(
+            &app,
+            Method::POST,
+            "/v1/lake/namespaces/db/tables",
+            Some(
+                json!({"name": table, "schema": {"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "id", "required": false, "type": "long"}]}}),
+            ),
+            &[],
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    (app, dir)
+}
+
+async fn call_with_headers(
+    app: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> (StatusCode, HeaderMap, Value) {
+    let mut request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+    let response = app
+        .clone()
+        .oneshot(request.body(body).unwrap())
+        .await
+        .unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let value = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    (status, headers, value)
+}
+
+async fn call(
+    app: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> (StatusCode, Value) {
+    let (status, _, value) = call_with_headers(app, method, uri, body, headers).await;
+    (status, value)
+}
+
+async fn main_head(app: &axum::Router) -> Value {
+    call(
+        app,
+        Method::GET,
+        "/api/v1/catalogs/lake/refs/main",
+        None,
+        &[],
+    )
+    .await
+    .1["hash"]
+        .clone()
+}
+
+async fn property(app: &axum::Router, table: &str, key: &str) -> Value {
+    let (_, body) = call(
+        app,
+        Method::GET,
+        &format!("/v1/lake/namespaces/db/tables/{table}"),
+        None,
+        &[],
+    )
+    .await;
+    body["metadata"]["properties"][key].clone()
+}
+
+fn set(table: &str, value: &str, requirements: Value) -> Value {
+    json!({
+        "identifier": {"namespace": ["db"], "name": table},
+        "requirements": requirements,
+        "updates": [{"action": "set-properties", "updates": {"k": value}}]
+    })
+}
+
+#[tokio::test]
+async fn a_transaction_commits_every_table_or_none() {
+    let (app, _dir) = app().await;
+    let app = &app;
+    let before = main_head(app).await;
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake/transactions/commit",
+        Some(json!({"table-changes": [set("a", "1", json!([])), set("b", "1", json!([]))]})),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    assert_eq!(
+        (property(app, "a", "k").await, property(app, "b", "k").await),
+        (json!("1"), json!("1"))
+    );
+    let (_, log) = call(
+        app,
+        Method::GET,
+        "/api/v1/catalogs/lake/log?pageSize=1",
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(
+        log["commits"][0]["parents"][0], before,
+        "one commit for both tables"
+    );
+
+    // b's requirement fails: a is not changed either.
+    let head = main_head(app).await;
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake/transactions/commit",
+        Some(json!({"table-changes": [
+            set("a", "2", json!([])),
+            set("b", "2", json!([{"type": "assert-current-schema-id", "current-schema-id": 7}]))
+        ]})),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"]["type"], "CommitFailedException");
+    assert_eq!(main_head(app).await, head);
+    assert_eq!(property(app, "a", "k").await, json!("1"));
+
+    // Bad input: a missing table, two branches, no changes.
+    let (status, _) = call(
+        app,
+        Method::POST,
+        "/v1/lake/transactions/commit",
+        Some(json!({"table-changes": [set("a", "3", json!([])), set("nope", "3", json!([]))]})),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake/transactions/commit",
+        Some(json!({"table-changes": [set("a", "3", json!([])), set("b@dev", "3", json!([]))]})),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _) = call(
+        app,
+        Method::POST,
+        "/v1/lake/transactions/commit",
+        Some(json!({"table-changes": []})),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(main_head(app).await, head);
+}
+
+#[tokio::test]
+async fn a_replayed_idempotency_key_returns_the_first_answer_without_applying_twice() {
+    let (app, _dir) = app().await;
+    let app = &app;
+    let (_, config) = call(app, Method::GET, "/v1/config", None, &[]).await;
+    assert_eq!(config["idempotency-key-lifetime"], "PT30M");
+
+    let key = [("idempotency-key", "0190e7f2-aaaa-7bbb-8ccc-000000000001")];
+    let append = json!({"requirements": [], "updates": [
+        {"action": "set-properties", "updates": {"n": "1"}}]});
+    let uri = "/v1/lake/namespaces/db/tables/a";
+    let (status, _, first) =
+        call_with_headers(app, Method::POST, uri, Some(append.clone()), &key).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let head = main_head(app).await;
+    let (status, headers, again) =
+        call_with_headers(app, Method::POST, uri, Some(append.clone()), &key).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(again, first, "the same answer");
+    assert_eq!(headers["idempotency-replayed"], "true");
+    assert_eq!(main_head(app).await, head, "not applied twice");
+
+    // The same key for another request is refused; a fresh key applies.
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake/namespaces/db/tables/b",
+        Some(append.clone()),
+        &key,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let (status, _) = call(
+        app,
+        Method::POST,
+        uri,
+        Some(append),
+        &[("idempotency-key", "0190e7f2-aaaa-7bbb-8ccc-000000000002")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(main_head(app).await, head);
+
+    // Refused requests are replayed too: a second namespace create with the same key answers
+    // 200 as the first did, not 409.
+    let create = json!({"namespace": ["fresh"]});
+    let ns_key = [("idempotency-key", "ns-create-1")];
+    let (status, _) = call(
+        app,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(create.clone()),
+        &ns_key,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = call(
+        app,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(create.clone()),
+        &ns_key,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = call(app, Method::POST, "/v1/lake/namespaces", Some(create), &[]).await;
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "without the key it is a new request"
+    );
+
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["x"]})),
+        &[("idempotency-key", "has space")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[tokio::test]
+async fn load_answers_304_while_the_etag_still_matches() {
+    let (app, _dir) = app().await;
+    let app = &app;
+    let uri = "/v1/lake/namespaces/db/tables/a";
+    let (status, headers, _) = call_with_headers(app, Method::GET, uri, None, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    let etag = headers["etag"].to_str().unwrap().to_owned();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+    let (status, _, body) =
+        call_with_headers(app, Method::GET, uri, None, &[("if-none-match", &etag)]).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert_eq!(body, Value::Null);
+    let (status, headers, _) = call_with_headers(
+        app,
+        Method::GET,
+        &format!("{uri}?snapshots=refs"),
+        None,
+        &[("if-none-match", &etag)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "another view has another tag");
+    assert_ne!(headers["etag"].to_str().unwrap(), etag);
+
+    call(
+        app,
+        Method::POST,
+        uri,
+        Some(json!({"updates": [
+        {"action": "set-properties", "updates": {"k": "v"}}]})),
+        &[],
+    )
+    .await;
+    let (status, headers, _) =
+        call_with_headers(app, Method::GET, uri, None, &[("if-none-match", &etag)]).await;
+    assert_eq!(status, StatusCode::OK, "changed tables are sent again");
+    assert_ne!(headers["etag"].to_str().unwrap(), etag);
+}
+
+#[tokio::test]
+async fn credentials_are_an_empty_list_when_nothing_is_vended() {
+    let (app, _dir) = app().await;
+    let (status, body) = call(
+        &app,
+        Method::GET,
+        "/v1/lake/namespaces/db/tables/a/credentials",
+        None,
+        &[("x-iceberg-access-delegation", "vended-credentials")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"storage-credentials": []}));
+    let (status, body) = call(
+        &app,
+        Method::GET,
+        "/v1/lake/namespaces/db/tables/nope/credentials",
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"]["type"], "NoSuchTableException");
+}

@@ -1,0 +1,56 @@
+//! JSON files other than table metadata (view metadata) in a warehouse, through the same
+//! [`FileIo`] stores as table metadata: read whole, written once and never overwritten.
+//!
+//! Unlike table metadata, nothing is cached: views are read far less often than tables.
+
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::io::{FileIo, IoError};
+
+/// The JSON document at `location`. A file that does not parse as `T` is
+/// [`IoError::Parse`].
+pub async fn read_json<T: DeserializeOwned>(io: &FileIo, location: &str) -> Result<T, IoError> {
+    let (store, path) = io.resolve(location)?;
+    let bytes = match store.get(&path).await {
+        Ok(result) => result.bytes().await,
+        Err(e) => Err(e),
+    }
+    .map_err(|e| match e {
+        object_store::Error::NotFound { .. } => IoError::NotFound(location.to_owned()),
+        source => IoError::Store {
+            location: location.to_owned(),
+            source,
+        },
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
+        location: location.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// Writes `value` as a new JSON file at `location`; fails rather than overwrite a file.
+pub async fn write_json<T: Serialize>(
+    io: &FileIo,
+    location: &str,
+    value: &T,
+) -> Result<(), IoError> {
+    let (store, path) = io.resolve(location)?;
+    let body = serde_json::to_vec(value).map_err(|e| IoError::Parse {
+        location: location.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let options = PutOptions {
+        mode: PutMode::Create,
+        ..PutOptions::default()
+    };
+    store
+        .put_opts(&path, PutPayload::from(body), options)
+        .await
+        .map_err(|source| IoError::Store {
+            location: location.to_owned(),
+            source,
+        })?;
+    Ok(())
+}
