@@ -8,6 +8,8 @@ use pangolin_store::tree::{self, KeyRange};
 use pangolin_store::{Content, ContentId, ContentKey, Entry, ObjectCache, ObjectId, Odb, RepoId};
 use uuid::Uuid;
 
+pub mod e2e;
+
 /// Catalog sizes benchmarked, capped by `PANGOLIN_BENCH_MAX_ENTRIES` (the test suite runs the
 /// benchmarks once at small sizes).
 pub fn sizes() -> Vec<u64> {

@@ -30,8 +30,9 @@ pub(crate) struct ServeArgs {
     /// [default: ./pangolin-data].
     #[arg(long, env = "PANGOLIN_DATA_DIR")]
     data_dir: Option<PathBuf>,
-    /// Where catalog state is kept: `postgres://user@host:port/db` for PostgreSQL, or
-    /// `sqlite://path`; the SQLite file `<data-dir>/pangolin.db` when absent.
+    /// Where catalog state is kept: `postgres://user@host:port/db` for PostgreSQL,
+    /// `sqlite://path`, or `rocksdb://path` (builds with the `rocksdb` feature); the SQLite
+    /// file `<data-dir>/pangolin.db` when absent.
     #[arg(long, env = "PANGOLIN_DATABASE_URL")]
     database_url: Option<String>,
     /// PostgreSQL schema to keep the tables in (created if missing) [default: public].
@@ -185,6 +186,18 @@ async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
                 .await
                 .with_context(|| format!("opening the database {url}"))?,
         )),
+        #[cfg(feature = "rocksdb")]
+        Some(url) if url.starts_with("rocksdb://") => {
+            let path = &url["rocksdb://".len()..];
+            Ok(Arc::new(
+                pangolin_backend_rocksdb::RocksBackend::open(path)
+                    .with_context(|| format!("opening the RocksDB database {path}"))?,
+            ))
+        }
+        #[cfg(not(feature = "rocksdb"))]
+        Some(url) if url.starts_with("rocksdb://") => {
+            bail!("this build has no RocksDB support: build it with `--features rocksdb`")
+        }
         Some(other) => bail!("unsupported database URL `{other}`: use postgres:// or sqlite://"),
         None => {
             let database = settings.data_dir.join("pangolin.db");

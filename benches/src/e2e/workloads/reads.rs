@@ -1,0 +1,83 @@
+//! Reads that are one GET each: table loads at a branch, a hash, a time or `~n`, listings, a
+//! diff and a deep log page. Each sets up what it reads, then every task GETs the same path.
+
+use std::sync::Arc;
+
+use anyhow::bail;
+use reqwest::StatusCode;
+
+use super::super::api::{Api, ICEBERG, MANAGEMENT, page_token, table_path};
+use super::super::driver::{Op, Worker, drive};
+use super::super::fixture::{BENCH, HOT, bulk_table};
+use super::super::stats::{Basis, Figures};
+use super::{Env, unique};
+
+#[derive(Debug)]
+struct Getter {
+    api: Api,
+    path: Arc<str>,
+}
+
+impl Worker for Getter {
+    async fn op(&mut self) -> anyhow::Result<Op> {
+        self.api
+            .get(&self.path)
+            .await?
+            .expect(StatusCode::OK, &self.path)?;
+        Ok(Op::default())
+    }
+}
+
+/// The path workload `name` reads, after setting up what it needs.
+async fn path(name: &str, api: &Api, env: &Env) -> anyhow::Result<String> {
+    Ok(match name {
+        "load-hot" => table_path(BENCH, HOT),
+        "load-branch" => {
+            let branch = format!("read-{}", unique());
+            api.create_branch(&branch, "main").await?;
+            table_path(BENCH, &format!("{HOT}@{branch}"))
+        }
+        "load-at-hash" => {
+            let (hash, _) = api.commit_back(env.back).await?;
+            table_path(BENCH, &format!("{HOT}@main%23{hash}"))
+        }
+        "load-at-time" => {
+            let (_, time) = api.commit_back(env.back).await?;
+            table_path(BENCH, &format!("{HOT}@main%23{time}"))
+        }
+        "load-back" => table_path(BENCH, &format!("{HOT}@main~{}", env.back)),
+        "list-namespaces" => format!("{ICEBERG}/namespaces"),
+        "list-tables" => format!("{ICEBERG}/namespaces/ns_00/tables?pageSize=100"),
+        "diff" => {
+            let branch = format!("diff-{}", unique());
+            api.create_branch(&branch, "main").await?;
+            let tables: Vec<_> = (0..10.min(env.tables)).map(bulk_table).collect();
+            api.touch_tables(&branch, &tables, unique()).await?;
+            format!("{MANAGEMENT}/diff?from=main&to={branch}")
+        }
+        "log-page-deep" => {
+            // The oldest page that is still a full page of 100 commits.
+            let (hash, _) = api.commit_back(env.depth.saturating_sub(100)).await?;
+            format!(
+                "{MANAGEMENT}/refs/main/log?pageSize=100&pageToken={}",
+                page_token(&hash)
+            )
+        }
+        other => bail!("no read workload named `{other}`"),
+    })
+}
+
+/// Every task GETs the path of workload `name`, which must answer 200.
+pub(super) async fn reads(name: &str, env: &Env, connections: usize) -> anyhow::Result<Figures> {
+    let api = Api::new(&env.base, connections)?;
+    let path: Arc<str> = path(name, &api, env).await?.into();
+    // Fail before measuring if the path does not answer.
+    api.get(&path).await?.expect(StatusCode::OK, &path)?;
+    let workers = (0..connections)
+        .map(|_| Getter {
+            api: api.clone(),
+            path: path.clone(),
+        })
+        .collect();
+    Ok(drive(workers, env.timing, Basis::Wall).await?.0)
+}

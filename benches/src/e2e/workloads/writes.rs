@@ -1,0 +1,239 @@
+//! Table commits and table creation through the Iceberg REST API.
+//!
+//! A commit appends a snapshot as an engine does: `add-snapshot` and `set-snapshot-ref main`,
+//! required to land on the snapshot the writer last saw (`assert-ref-snapshot-id`). Its
+//! manifest list points at a file that does not exist (the server never reads it). Snapshots
+//! older than the last [`KEEP_SNAPSHOTS`] are removed in the same commit, as snapshot
+//! expiry would, so that the metadata stays the same size however long the run. A `409`
+//! (another writer got there first) reloads the table and retries; the retries are counted.
+//!
+//! Nothing is lost: every acknowledged commit raised the table's `last-sequence-number` by
+//! one, so after the run each table's number must be its starting number plus the commits
+//! acknowledged on it.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use anyhow::{Context, bail};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::super::api::{Api, ICEBERG, table_path};
+use super::super::driver::{Op, Worker, drive};
+use super::super::fixture::{self, BENCH, MADE};
+use super::super::stats::{Basis, Figures};
+use super::{Env, Sample, unique};
+
+/// Snapshots a table keeps (older ones are removed by the writer's next commit).
+pub(super) const KEEP_SNAPSHOTS: usize = 10;
+
+/// A writer that keeps losing gives up after this many attempts (the op fails).
+const MAX_ATTEMPTS: u32 = 1_000;
+
+/// Which tables the writers write.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Tables {
+    /// Table `one`, whatever the number of writers.
+    One,
+    /// Writer `w` writes table `w<w>`.
+    PerWriter,
+    /// All writers write table `shared`.
+    Shared,
+}
+
+/// Snapshot ids unique in this process, so in every table.
+fn next_snapshot_id() -> i64 {
+    static NEXT: AtomicI64 = AtomicI64::new(1_000_000);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What a writer needs to know of the table to commit on top of it.
+#[derive(Debug, Clone)]
+struct TableState {
+    main: Option<i64>,
+    last_sequence: i64,
+    snapshots: Vec<i64>,
+}
+
+fn table_state(metadata: &Value) -> anyhow::Result<TableState> {
+    if !metadata.is_object() {
+        bail!("the answer has no table metadata");
+    }
+    let main = metadata["refs"]["main"]["snapshot-id"]
+        .as_i64()
+        .or_else(|| metadata["current-snapshot-id"].as_i64())
+        .filter(|id| *id >= 0);
+    let last_sequence = metadata["last-sequence-number"].as_i64().unwrap_or(0);
+    let snapshots = metadata["snapshots"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(|s| s["snapshot-id"].as_i64())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(TableState {
+        main,
+        last_sequence,
+        snapshots,
+    })
+}
+
+async fn load(api: &Api, path: &str) -> anyhow::Result<TableState> {
+    let answer = api
+        .get(path)
+        .await?
+        .expect(StatusCode::OK, "loading a table")?;
+    table_state(&answer.json()?["metadata"])
+}
+
+#[derive(Debug)]
+struct Appender {
+    api: Api,
+    path: String,
+    state: TableState,
+    /// Commits the server acknowledged (warmup included).
+    acked: u64,
+}
+
+impl Appender {
+    fn body(&self) -> Value {
+        let id = next_snapshot_id();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let mut snapshot = json!({
+            "snapshot-id": id,
+            "sequence-number": self.state.last_sequence + 1,
+            "timestamp-ms": now_ms,
+            "manifest-list": format!("file:///bench/metadata/snap-{id}.avro"),
+            "summary": { "operation": "append", "added-records": "1" },
+            "schema-id": 0,
+        });
+        if let Some(parent) = self.state.main {
+            snapshot["parent-snapshot-id"] = json!(parent);
+        }
+        let mut updates = vec![
+            json!({ "action": "add-snapshot", "snapshot": snapshot }),
+            json!({
+                "action": "set-snapshot-ref",
+                "ref-name": "main",
+                "type": "branch",
+                "snapshot-id": id,
+            }),
+        ];
+        let keep_from = self
+            .state
+            .snapshots
+            .len()
+            .saturating_sub(KEEP_SNAPSHOTS - 1);
+        let expired = &self.state.snapshots[..keep_from];
+        if !expired.is_empty() {
+            updates.push(json!({ "action": "remove-snapshots", "snapshot-ids": expired }));
+        }
+        json!({
+            "requirements": [{
+                "type": "assert-ref-snapshot-id",
+                "ref": "main",
+                "snapshot-id": self.state.main,
+            }],
+            "updates": updates,
+        })
+    }
+}
+
+impl Worker for Appender {
+    async fn op(&mut self) -> anyhow::Result<Op> {
+        let mut op = Op::default();
+        for _ in 0..MAX_ATTEMPTS {
+            let answer = self.api.post(&self.path, &self.body()).await?;
+            match answer.status {
+                StatusCode::OK => {
+                    self.state = table_state(&answer.json()?["metadata"])?;
+                    self.acked += 1;
+                    return Ok(op);
+                }
+                StatusCode::CONFLICT => {
+                    op.conflicts += 1;
+                    op.retries += 1;
+                }
+                // The server gave up on its own retries (heavy contention): try again.
+                StatusCode::SERVICE_UNAVAILABLE => op.retries += 1,
+                _ => bail!("commit: unexpected {}: {}", answer.status, answer.excerpt()),
+            }
+            self.state = load(&self.api, &self.path).await?;
+        }
+        bail!("commit: gave up after {MAX_ATTEMPTS} attempts")
+    }
+}
+
+/// `connections` writers appending snapshots to `tables`.
+pub(super) async fn commits(
+    env: &Env,
+    connections: usize,
+    tables: Tables,
+) -> anyhow::Result<Sample> {
+    let api = Api::new(&env.base, connections)?;
+    let name = |writer: usize| match tables {
+        Tables::One => fixture::ONE.to_owned(),
+        Tables::PerWriter => fixture::writer_table(writer % fixture::WRITERS),
+        Tables::Shared => fixture::SHARED.to_owned(),
+    };
+    let mut paths: Vec<String> = (0..connections)
+        .map(|w| table_path(BENCH, &name(w)))
+        .collect();
+    let mut writers = Vec::with_capacity(connections);
+    for path in &paths {
+        writers.push(Appender {
+            api: api.clone(),
+            path: path.clone(),
+            state: load(&api, path).await?,
+            acked: 0,
+        });
+    }
+    paths.sort();
+    paths.dedup();
+    let mut before = Vec::with_capacity(paths.len());
+    for path in &paths {
+        before.push(load(&api, path).await?.last_sequence);
+    }
+    let (figures, writers) = drive(writers, env.timing, Basis::Wall).await?;
+    let mut lost = 0;
+    for (path, start) in paths.iter().zip(before) {
+        let acked: u64 = writers
+            .iter()
+            .filter(|w| &w.path == path)
+            .map(|w| w.acked)
+            .sum();
+        let now = load(&api, path).await?.last_sequence;
+        lost += start + i64::try_from(acked).context("commit count")? - now;
+    }
+    Ok(Sample {
+        figures,
+        lost: Some(lost),
+    })
+}
+
+#[derive(Debug)]
+struct Creator {
+    api: Api,
+}
+
+impl Worker for Creator {
+    async fn op(&mut self) -> anyhow::Result<Op> {
+        let body = json!({ "name": format!("c{}", unique()), "schema": fixture::schema() });
+        self.api
+            .post(&format!("{ICEBERG}/namespaces/{MADE}/tables"), &body)
+            .await?
+            .expect(StatusCode::OK, "creating a table")?;
+        Ok(Op::default())
+    }
+}
+
+/// Creates tables (each: its first metadata file, then a catalog commit).
+pub(super) async fn create_tables(env: &Env, connections: usize) -> anyhow::Result<Figures> {
+    let api = Api::new(&env.base, connections)?;
+    let workers = (0..connections)
+        .map(|_| Creator { api: api.clone() })
+        .collect();
+    Ok(drive(workers, env.timing, Basis::Wall).await?.0)
+}
