@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 use crate::address::RefSpec;
 use crate::catalog::{Catalog, ResolveError};
 use crate::commit::{CommitError, CommitMeta, Committed, Edits, PlanFuture};
-use crate::iceberg::io::next_metadata_location;
+use crate::iceberg::io::next_table_metadata_location;
 use crate::iceberg::{
     IoError, NewTable, RequirementFailed, TableMetadata, UpdateError, new_table_metadata,
 };
@@ -273,7 +273,7 @@ impl Catalog {
                 .await
                 .map_err(CommitError::Rejected)?,
         );
-        let location = next_metadata_location(&metadata.location, None);
+        let location = next_table_metadata_location(&metadata, None);
         self.warehouse()
             .map_err(CommitError::Rejected)?
             .io

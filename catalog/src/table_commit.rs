@@ -15,7 +15,7 @@ use parking_lot::Mutex;
 use crate::address::RefSpec;
 use crate::catalog::Catalog;
 use crate::commit::{CommitError, CommitMeta, Committed, Edits, PlanFuture};
-use crate::iceberg::io::next_metadata_location;
+use crate::iceberg::io::next_table_metadata_location;
 use crate::iceberg::update::blank;
 use crate::iceberg::{MetadataBuilder, TableMetadata, TableRequirement, TableUpdate, UpdateError};
 use crate::table::{
@@ -142,7 +142,7 @@ async fn plan_change(
     }
     metadata.validate().map_err(UpdateError::Invalid)?;
     let metadata = Arc::new(metadata);
-    let location = next_metadata_location(&metadata.location, base_location.as_deref());
+    let location = next_table_metadata_location(&metadata, base_location.as_deref());
     warehouse
         .io
         .write_metadata(&location, metadata.clone())

@@ -395,6 +395,84 @@ async fn create_keeps_a_location_the_client_names() {
     assert_eq!(metadata_files(&location).len(), 1);
 }
 
+/// `write.metadata.path` puts the metadata files elsewhere than `<location>/metadata`, as the
+/// reference implementation does (PyIceberg's `test_table_writes_metadata_to_custom_location`).
+#[tokio::test]
+async fn metadata_files_go_where_write_metadata_path_says() {
+    let lake = lake().await;
+    let custom = format!("file://{}/custom/path", lake.dir.path().display());
+    let (_, created) = lake
+        .catalog
+        .create_table(
+            &main(),
+            &key("db.events"),
+            NewTable {
+                properties: BTreeMap::from([(
+                    "write.metadata.path".to_owned(),
+                    format!("{custom}/"),
+                )]),
+                ..new_table()
+            },
+            &meta("create"),
+        )
+        .await
+        .unwrap();
+    let first = created.metadata_location.clone().unwrap();
+    assert!(first.starts_with(&format!("{custom}/00000-")), "{first}");
+    assert!(local(&first).exists());
+    assert!(metadata_files(&created.metadata.location).is_empty());
+
+    let (_, appended) = append(&lake.catalog, &main(), "db.events", 1, None, 1)
+        .await
+        .unwrap();
+    let second = appended.metadata_location.clone().unwrap();
+    assert!(second.starts_with(&format!("{custom}/00001-")), "{second}");
+    assert_eq!(appended.metadata.location, created.metadata.location);
+    assert_eq!(appended.metadata.metadata_log[0].metadata_file, first);
+
+    // Changing the property moves the next file; removing it goes back to the default.
+    let moved = format!("file://{}/moved", lake.dir.path().display());
+    let (_, third) = lake
+        .catalog
+        .commit_table(
+            &main(),
+            &key("db.events"),
+            vec![],
+            vec![update(json!({
+                "action": "set-properties",
+                "updates": {"write.metadata.path": moved}
+            }))],
+            &meta("move"),
+        )
+        .await
+        .unwrap();
+    let third = third.metadata_location.unwrap();
+    assert!(third.starts_with(&format!("{moved}/00002-")), "{third}");
+    let (_, fourth) = lake
+        .catalog
+        .commit_table(
+            &main(),
+            &key("db.events"),
+            vec![],
+            vec![update(json!({
+                "action": "remove-properties",
+                "removals": ["write.metadata.path"]
+            }))],
+            &meta("back"),
+        )
+        .await
+        .unwrap();
+    let fourth = fourth.metadata_location.unwrap();
+    let default = format!("{}/metadata/00003-", created.metadata.location);
+    assert!(fourth.starts_with(&default), "{fourth}");
+    let loaded = lake
+        .catalog
+        .load_table(&spec("main"), &key("db.events"))
+        .await
+        .unwrap();
+    assert_eq!(loaded.metadata_location, Some(fourth));
+}
+
 #[tokio::test]
 async fn tables_need_a_warehouse() {
     let catalog = Catalog::create(

@@ -216,17 +216,43 @@ impl FileIo {
     }
 }
 
+/// The table property naming the folder of a table's metadata files instead of
+/// `<location>/metadata` (`TableProperties.WRITE_METADATA_LOCATION` of the reference
+/// implementation; PyIceberg's location provider reads it too).
+pub const WRITE_METADATA_PATH: &str = "write.metadata.path";
+
 /// Where the next metadata file of a table goes: `<location>/metadata/<NNNNN>-<uuid>.metadata.json`,
 /// numbered one above the file it replaces.
 pub fn next_metadata_location(table_location: &str, previous: Option<&str>) -> String {
+    next_metadata_file(
+        &format!("{}/metadata", table_location.trim_end_matches('/')),
+        previous,
+    )
+}
+
+/// As [`next_metadata_location`] for the table `metadata` describes, in the folder its
+/// [`WRITE_METADATA_PATH`] property names when set (as the reference implementation does).
+pub fn next_table_metadata_location(metadata: &TableMetadata, previous: Option<&str>) -> String {
+    match metadata
+        .properties
+        .get(WRITE_METADATA_PATH)
+        .map(|folder| folder.trim_end_matches('/'))
+        .filter(|folder| !folder.is_empty())
+    {
+        Some(folder) => next_metadata_file(folder, previous),
+        None => next_metadata_location(&metadata.location, previous),
+    }
+}
+
+/// `<folder>/<NNNNN>-<uuid>.metadata.json`, numbered one above `previous`.
+fn next_metadata_file(folder: &str, previous: Option<&str>) -> String {
     let version = previous
         .and_then(|p| p.rsplit('/').next())
         .and_then(|file| file.split('-').next())
         .and_then(|n| n.parse::<u64>().ok())
         .map_or(0, |n| n + 1);
     format!(
-        "{}/metadata/{version:05}-{}.metadata.json",
-        table_location.trim_end_matches('/'),
+        "{folder}/{version:05}-{}.metadata.json",
         uuid::Uuid::new_v4()
     )
 }
