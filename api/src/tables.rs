@@ -201,7 +201,7 @@ pub async fn credentials(
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "NoSuchTableException",
-            format!("table `{key}` does not exist"),
+            format!("Table does not exist: {key}"),
         ));
     }
     Ok(Json(json!({ "storage-credentials": [] })))
@@ -218,7 +218,7 @@ pub async fn exists(
         false => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "NoSuchTableException",
-            format!("table `{key}` does not exist"),
+            format!("Table does not exist: {key}"),
         )),
     }
 }
@@ -384,7 +384,7 @@ pub async fn metrics(
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "NoSuchTableException",
-            format!("table `{key}` does not exist"),
+            format!("Table does not exist: {key}"),
         ));
     }
     let body = Value::Object(report.clone());

@@ -24,7 +24,7 @@ pub enum NamespaceError {
     },
     #[error("`{0}` exists but is not a namespace")]
     NotANamespace(ContentKey),
-    #[error("namespace `{namespace}` is not empty: it holds `{first}`")]
+    #[error("Namespace {namespace} is not empty: it holds `{first}`")]
     NotEmpty {
         namespace: ContentKey,
         first: ContentKey,

@@ -30,7 +30,7 @@ use crate::warehouse::Warehouse;
 /// Why a table operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
-    #[error("table `{0}` does not exist")]
+    #[error("Table does not exist: {0}")]
     NotFound(ContentKey),
     #[error("namespace `{0}` does not exist")]
     NamespaceNotFound(ContentKey),
