@@ -91,3 +91,26 @@ pub fn rename_at(
         ))),
     }
 }
+
+/// Checks that a commit body's `identifier`, when given, names what its path names: the same
+/// key at the same reference. `kind` and `raw` (the path's name) word the error.
+pub fn ensure_body_matches_path(
+    identifier: Option<&Identifier>,
+    key: &ContentKey,
+    at: &RefSpec,
+    kind: &str,
+    raw: &str,
+) -> Result<(), ApiError> {
+    let Some(identifier) = identifier else {
+        return Ok(());
+    };
+    let (named, named_at) = identifier.key_and_ref()?;
+    if named != *key || named_at.as_ref().is_some_and(|named_at| named_at != at) {
+        return Err(ApiError::bad_request(format!(
+            "the body names {kind} `{}` but the path names `{raw}` in `{}`",
+            identifier.name,
+            crate::namespaces::levels(key).join(".")
+        )));
+    }
+    Ok(())
+}

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 // Name parsing lives in `address.rs`, shared with views; the re-export keeps
 // `crate::tables::{Identifier, writable}` working for `transactions.rs`.
-use crate::address::{Identifier, address, rename_at, writable};
+use crate::address::{Identifier, address, ensure_body_matches_path, rename_at, writable};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
@@ -242,16 +242,7 @@ pub async fn commit(
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &table)?;
-    if let Some(identifier) = &request.identifier {
-        let (named, named_at) = identifier.key_and_ref()?;
-        if named != key || named_at.as_ref().is_some_and(|named_at| *named_at != at) {
-            return Err(ApiError::bad_request(format!(
-                "the body names table `{}` but the path names `{table}` in `{}`",
-                identifier.name,
-                levels(&key).join(".")
-            )));
-        }
-    }
+    ensure_body_matches_path(request.identifier.as_ref(), &key, &at, "table", &table)?;
     let branch = writable(&scope, &at).await?;
     let (_, committed) = scope
         .catalog

@@ -15,7 +15,7 @@ use pangolin_store::ContentKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::address::{Identifier, address, rename_at, writable};
+use crate::address::{Identifier, address, ensure_body_matches_path, rename_at, writable};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
@@ -168,16 +168,7 @@ pub async fn replace(
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &view)?;
-    if let Some(identifier) = &request.identifier {
-        let (named, named_at) = identifier.key_and_ref()?;
-        if named != key || named_at.as_ref().is_some_and(|named_at| *named_at != at) {
-            return Err(ApiError::bad_request(format!(
-                "the body names view `{}` but the path names `{view}` in `{}`",
-                identifier.name,
-                levels(&key).join(".")
-            )));
-        }
-    }
+    ensure_body_matches_path(request.identifier.as_ref(), &key, &at, "view", &view)?;
     let branch = writable(&scope, &at).await?;
     let (_, replaced) = scope
         .catalog

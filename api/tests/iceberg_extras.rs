@@ -2,36 +2,15 @@
 //! the router as Iceberg clients call them.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
+mod common;
 
-use axum::body::Body;
-use axum::http::{HeaderMap, Method, Request, StatusCode};
-use pangolin_api::{AppState, router};
-use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::iceberg::FileIo;
-use pangolin_catalog::{Catalog, Warehouse};
-use pangolin_store::ObjectCache;
+use axum::http::{HeaderMap, Method, StatusCode};
+use common::TestApp;
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tower::ServiceExt;
 
 async fn app() -> (axum::Router, TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(MemoryBackend::new());
-    let cache = Arc::new(ObjectCache::new(16 << 20));
-    Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
-        .await
-        .unwrap();
-    let app = router(AppState {
-        store,
-        cache,
-        tenant: "default".into(),
-        default_catalog: "lake".into(),
-        warehouse: Warehouse::new(
-            format!("file://{}", dir.path().display()),
-            Arc::new(FileIo::new(100)),
-        ),
-    });
+    let TestApp { app, dir, .. } = TestApp::new().await;
     call(
         &app,
         Method::POST,
@@ -64,29 +43,7 @@ async fn call_with_headers(
     body: Option<Value>,
     headers: &[(&str, &str)],
 ) -> (StatusCode, HeaderMap, Value) {
-    let mut request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
-    let response = app
-        .clone()
-        .oneshot(request.body(body).unwrap())
-        .await
-        .unwrap();
-    let (status, headers) = (response.status(), response.headers().clone());
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let value = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap()
-    };
-    (status, headers, value)
+    common::send(app, method, uri, body.map(|b| b.to_string()), headers).await
 }
 
 async fn call(

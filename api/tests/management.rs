@@ -4,22 +4,21 @@
 //! backend, with table files in a temporary warehouse.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
-use pangolin_api::{AppState, router};
+use axum::http::{Method, StatusCode};
+use common::TestApp;
 use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::iceberg::FileIo;
-use pangolin_catalog::{Catalog, Warehouse};
+use pangolin_catalog::Catalog;
 use pangolin_store::{
     ObjectCache, ObjectId, ObjectKind, ObjectStore, RawObject, RepoId, Timestamp,
 };
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tower::ServiceExt;
 
 /// The management routes of catalog `lake`.
 const API: &str = "/api/v1/catalogs/lake";
@@ -34,22 +33,12 @@ struct Env {
 }
 
 async fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(MemoryBackend::new());
-    let cache = Arc::new(ObjectCache::new(16 << 20));
-    Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
-        .await
-        .unwrap();
-    let app = router(AppState {
-        store: store.clone(),
-        cache: cache.clone(),
-        tenant: "default".into(),
-        default_catalog: "lake".into(),
-        warehouse: Warehouse::new(
-            format!("file://{}", dir.path().display()),
-            Arc::new(FileIo::new(100)),
-        ),
-    });
+    let TestApp {
+        app,
+        dir,
+        store,
+        cache,
+    } = TestApp::new().await;
     let (status, body) = post(&app, "/v1/lake/namespaces", json!({"namespace": ["db"]})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     Env {
@@ -66,30 +55,7 @@ async fn call_raw(
     uri: &str,
     body: Option<String>,
 ) -> (StatusCode, Value) {
-    let mut request = Request::builder().method(method).uri(uri);
-    let body = match body {
-        Some(text) => {
-            request = request.header("content-type", "application/json");
-            Body::from(text)
-        }
-        None => Body::empty(),
-    };
-    let response = app
-        .clone()
-        .oneshot(request.body(body).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    // A body that is not JSON comes back as a string, for the assertions to show.
-    let value = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
-    };
+    let (status, _, value) = common::send(app, method, uri, body, &[]).await;
     (status, value)
 }
 

@@ -2,17 +2,14 @@
 //! documented route is served.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
+use common::TestApp;
 use pangolin_api::management::openapi::ManagementApi;
-use pangolin_api::{AppState, router};
-use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::iceberg::FileIo;
-use pangolin_catalog::{Catalog, Warehouse};
-use pangolin_store::ObjectCache;
 use tower::ServiceExt;
 use utoipa::OpenApi;
 
@@ -37,22 +34,7 @@ fn the_committed_document_matches_the_code() {
 
 #[tokio::test]
 async fn every_documented_route_is_served() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(MemoryBackend::new());
-    let cache = Arc::new(ObjectCache::new(16 << 20));
-    Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
-        .await
-        .unwrap();
-    let app = router(AppState {
-        store,
-        cache,
-        tenant: "default".into(),
-        default_catalog: "lake".into(),
-        warehouse: Warehouse::new(
-            format!("file://{}", dir.path().display()),
-            Arc::new(FileIo::new(10)),
-        ),
-    });
+    let TestApp { app, dir: _dir, .. } = TestApp::new().await;
     let document = ManagementApi::openapi();
     let mut checked = 0;
     for (path, item) in &document.paths.paths {

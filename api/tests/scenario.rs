@@ -3,17 +3,11 @@
 //! and diff tell the story afterwards.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
+mod common;
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
-use pangolin_api::{AppState, router};
-use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::iceberg::FileIo;
-use pangolin_catalog::{Catalog, Warehouse};
-use pangolin_store::ObjectCache;
+use axum::http::{Method, StatusCode};
+use common::TestApp;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 async fn call(
     app: &axum::Router,
@@ -21,23 +15,7 @@ async fn call(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json")
-        .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 22)
-        .await
-        .unwrap();
-    let value = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap()
-    };
-    (status, value)
+    common::call(app, method, uri, body).await
 }
 
 async fn ok(app: &axum::Router, method: Method, uri: &str, body: Option<Value>) -> Value {
@@ -90,22 +68,7 @@ fn keys(changes: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn two_branches_one_clean_merge_one_conflict_resolved_then_log_and_diff() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(MemoryBackend::new());
-    let cache = Arc::new(ObjectCache::new(16 << 20));
-    Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
-        .await
-        .unwrap();
-    let app = router(AppState {
-        store,
-        cache,
-        tenant: "default".into(),
-        default_catalog: "lake".into(),
-        warehouse: Warehouse::new(
-            format!("file://{}", dir.path().display()),
-            Arc::new(FileIo::new(100)),
-        ),
-    });
+    let TestApp { app, dir: _dir, .. } = TestApp::new().await;
     let app = &app;
     ok(
         app,

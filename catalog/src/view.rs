@@ -22,7 +22,7 @@ use crate::address::RefSpec;
 use crate::catalog::{Catalog, ResolveError};
 use crate::commit::{CommitError, CommitMeta, Committed, Edits, PlanFuture};
 use crate::iceberg::io::next_metadata_location;
-use crate::iceberg::view_io::{read_json, write_json};
+use crate::iceberg::json_io::{read_json, write_json};
 use crate::iceberg::{
     IoError, NewView, RequirementFailed, ViewMetadata, ViewMetadataBuilder, ViewRequirement,
     ViewUpdate, ViewUpdateError, new_view_metadata,

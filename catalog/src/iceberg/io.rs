@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use parking_lot::Mutex;
 use url::Url;
 
@@ -104,7 +104,7 @@ impl FileIo {
     }
 
     /// The object store and path of a location. Crate-visible so that files other than table
-    /// metadata (view metadata, see `view_io.rs`) go through the same stores.
+    /// metadata (view metadata, see `json_io.rs`) go through the same stores.
     pub(crate) fn resolve(&self, location: &str) -> Result<(Arc<dyn ObjectStore>, Path), IoError> {
         let url = location_url(location)?;
         let invalid = |reason: String| IoError::InvalidLocation {
@@ -131,23 +131,7 @@ impl FileIo {
         if let Some(hit) = self.cache.get(location) {
             return Ok(hit);
         }
-        let (store, path) = self.resolve(location)?;
-        let bytes = match store.get(&path).await {
-            Ok(result) => result.bytes().await,
-            Err(e) => Err(e),
-        }
-        .map_err(|e| match e {
-            object_store::Error::NotFound { .. } => IoError::NotFound(location.to_owned()),
-            source => IoError::Store {
-                location: location.to_owned(),
-                source,
-            },
-        })?;
-        let mut metadata: TableMetadata =
-            serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
-                location: location.to_owned(),
-                reason: e.to_string(),
-            })?;
+        let mut metadata: TableMetadata = super::json_io::read_json(self, location).await?;
         metadata.ensure_main_ref();
         metadata.validate().map_err(|reason| IoError::Parse {
             location: location.to_owned(),
@@ -164,22 +148,7 @@ impl FileIo {
         location: &str,
         metadata: Arc<TableMetadata>,
     ) -> Result<(), IoError> {
-        let (store, path) = self.resolve(location)?;
-        let body = serde_json::to_vec(metadata.as_ref()).map_err(|e| IoError::Parse {
-            location: location.to_owned(),
-            reason: e.to_string(),
-        })?;
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
-        };
-        store
-            .put_opts(&path, PutPayload::from(body), options)
-            .await
-            .map_err(|source| IoError::Store {
-                location: location.to_owned(),
-                source,
-            })?;
+        super::json_io::write_json(self, location, metadata.as_ref()).await?;
         self.cache.insert(location.to_owned(), metadata);
         Ok(())
     }

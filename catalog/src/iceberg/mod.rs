@@ -4,12 +4,12 @@
 pub mod create;
 pub mod describe;
 pub mod io;
+pub mod json_io;
 pub mod metadata;
 pub mod requirement;
 pub mod storage;
 pub mod update;
 pub mod view;
-pub mod view_io;
 
 pub use create::{NewTable, new_table_metadata};
 pub use io::{FileIo, IoError};

@@ -1,7 +1,6 @@
-//! JSON files other than table metadata (view metadata) in a warehouse, through the same
-//! [`FileIo`] stores as table metadata: read whole, written once and never overwritten.
-//!
-//! Unlike table metadata, nothing is cached: views are read far less often than tables.
+//! JSON files in a warehouse (table and view metadata), through the [`FileIo`] stores: read
+//! whole, written once and never overwritten. Caching is the caller's: table metadata is cached
+//! by [`FileIo`]; view metadata, read far less often, is not.
 
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use serde::Serialize;

@@ -1,0 +1,104 @@
+//! What the router tests share: a server over a fresh in-memory catalog `lake` with a warehouse
+//! in a temporary directory, and one way to call it.
+#![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use pangolin_api::{AppState, router};
+use pangolin_backend_memory::MemoryBackend;
+use pangolin_catalog::iceberg::FileIo;
+use pangolin_catalog::{Catalog, Warehouse};
+use pangolin_store::ObjectCache;
+use serde_json::Value;
+use tempfile::TempDir;
+use tower::ServiceExt;
+
+/// The router over catalog `lake` (the default), and the warehouse directory it writes to,
+/// which lives as long as this value.
+pub struct TestApp {
+    pub app: axum::Router,
+    pub dir: TempDir,
+    /// The store and cache behind the router, for tests that look underneath.
+    pub store: Arc<MemoryBackend>,
+    pub cache: Arc<ObjectCache>,
+}
+
+impl TestApp {
+    pub async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(MemoryBackend::new());
+        let cache = Arc::new(ObjectCache::new(16 << 20));
+        Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
+            .await
+            .unwrap();
+        let app = router(AppState {
+            store: store.clone(),
+            cache: cache.clone(),
+            tenant: "default".into(),
+            default_catalog: "lake".into(),
+            warehouse: Warehouse::new(
+                format!("file://{}", dir.path().display()),
+                Arc::new(FileIo::new(100)),
+            ),
+        });
+        Self {
+            app,
+            dir,
+            store,
+            cache,
+        }
+    }
+
+    /// The warehouse root, as a `file://` location.
+    pub fn root(&self) -> String {
+        format!("file://{}", self.dir.path().display())
+    }
+}
+
+/// Sends a request (a JSON body when given) and returns the status, headers and body (JSON;
+/// `Null` when empty; a string when it is not JSON).
+pub async fn send(
+    app: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: Option<String>,
+    headers: &[(&str, &str)],
+) -> (StatusCode, HeaderMap, Value) {
+    let mut request = Request::builder().method(method).uri(uri);
+    if body.is_some() {
+        request = request.header("content-type", "application/json");
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body = body.map_or_else(Body::empty, Body::from);
+    let response = app
+        .clone()
+        .oneshot(request.body(body).unwrap())
+        .await
+        .unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let value = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+    };
+    (status, headers, value)
+}
+
+/// [`send`] with a JSON body and no extra headers, for the status and body.
+pub async fn call(
+    app: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let (status, _, value) = send(app, method, uri, body.map(|b| b.to_string()), &[]).await;
+    (status, value)
+}
