@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use pangolin_catalog::iceberg::metadata::{PartitionSpec, Schema, SortOrder};
 use pangolin_catalog::iceberg::{NewTable, TableMetadata, TableRequirement, TableUpdate};
 use pangolin_catalog::{CommitMeta, LoadedTable, table_commit_meta};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 // Name parsing lives in `address.rs`, shared with views; the re-export keeps
@@ -28,13 +28,26 @@ use crate::state::AppState;
 /// Until authentication comes, writes are made by the anonymous principal.
 const PRINCIPAL: &str = "anonymous";
 
-/// A table as clients load it, with the settings they need to reach its files.
-fn load_result(state: &AppState, table: &LoadedTable, metadata: &TableMetadata) -> Json<Value> {
-    Json(json!({
-        "metadata-location": table.metadata_location,
-        "metadata": metadata,
-        "config": state.warehouse.client_config(),
-    }))
+/// A table as clients load it, with the settings they need to reach its files. Serialized
+/// straight from the metadata (no intermediate JSON tree): loads are the hottest route.
+#[derive(Debug, Serialize)]
+struct LoadResult<'a> {
+    #[serde(rename = "metadata-location")]
+    metadata_location: Option<&'a str>,
+    metadata: &'a TableMetadata,
+    config: BTreeMap<String, String>,
+}
+
+fn load_result<'a>(
+    state: &AppState,
+    table: &'a LoadedTable,
+    metadata: &'a TableMetadata,
+) -> Json<LoadResult<'a>> {
+    Json(LoadResult {
+        metadata_location: table.metadata_location.as_deref(),
+        metadata,
+        config: state.warehouse.client_config(),
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,7 +112,7 @@ pub async fn create(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<CreateRequest>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &request.name)?;
     let branch = writable(&scope, &at).await?;
@@ -113,11 +126,12 @@ pub async fn create(
     if request.stage_create {
         // Nothing is written: the client commits the table later with `assert-create`.
         let metadata = scope.catalog.prepare_table(&branch, &key, table).await?;
-        return Ok(Json(json!({
-            "metadata-location": null,
-            "metadata": metadata,
-            "config": state.warehouse.client_config(),
-        })));
+        return Ok(Json(LoadResult {
+            metadata_location: None,
+            metadata: &metadata,
+            config: state.warehouse.client_config(),
+        })
+        .into_response());
     }
     let (_, created) = scope
         .catalog
@@ -128,7 +142,7 @@ pub async fn create(
             &table_commit_meta(PRINCIPAL, "create", &key),
         )
         .await?;
-    Ok(load_result(&state, &created, &created.metadata))
+    Ok(load_result(&state, &created, &created.metadata).into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -340,7 +354,7 @@ pub async fn register(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<RegisterRequest>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let scope = state.scope(&prefix)?;
     let (key, at) = address(&scope, &namespace, &request.name)?;
     let branch = writable(&scope, &at).await?;
@@ -355,7 +369,7 @@ pub async fn register(
             &table_commit_meta(PRINCIPAL, "register", &key),
         )
         .await?;
-    Ok(load_result(&state, &registered, &registered.metadata))
+    Ok(load_result(&state, &registered, &registered.metadata).into_response())
 }
 
 /// Scan and commit reports from engines: logged, not stored.
