@@ -14,7 +14,7 @@ use pangolin_api::AppState;
 use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
 use pangolin_catalog::iceberg::{FileIo, S3Settings, Secret, StorageOptions};
-use pangolin_catalog::{Catalog, CreateError, Store, Warehouse};
+use pangolin_catalog::{Catalog, CreateError, SoleWriterRefCache, Store, Warehouse};
 use pangolin_store::ObjectCache;
 use serde::Deserialize;
 
@@ -169,7 +169,23 @@ const CACHED_TABLES: usize = 10_000;
 /// The tenant every request acts in until tenancy arrives.
 const TENANT: &str = "default";
 
+/// The catalog store. PostgreSQL may be shared by several servers, so its refs are always read
+/// from the database; an SQLite file or a RocksDB directory belongs to this server alone, which
+/// lets branch heads be answered from memory ([`SoleWriterRefCache`]).
 async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+    let store = open_database(settings).await?;
+    let shared = settings
+        .database_url
+        .as_deref()
+        .is_some_and(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"));
+    Ok(if shared {
+        store
+    } else {
+        Arc::new(SoleWriterRefCache::new(store))
+    })
+}
+
+async fn open_database(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     match settings.database_url.as_deref() {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
             let pool = PoolSettings {
