@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::{Catalog, CommitMeta, SoleWriterRefCache, Store};
+use pangolin_catalog::{Catalog, CommitError, CommitMeta, SoleWriterRefCache, Store};
 use pangolin_store::history::is_ancestor;
 use pangolin_store::{ContentKey, ObjectCache};
 
@@ -48,10 +48,17 @@ async fn every_landed_change_is_seen_by_the_next_read_even_with_racing_readers()
         writers.push(tokio::spawn(async move {
             for i in 0..25 {
                 let key = ContentKey::new([format!("w{w}_{i}")]).unwrap();
-                let committed = catalog
-                    .create_namespace(&main, &key, BTreeMap::new(), &meta())
-                    .await
-                    .unwrap();
+                // Four writers on one branch of an in-memory store can lose 16 races in a row;
+                // that answer means "retry", as a client would.
+                let committed = loop {
+                    match catalog
+                        .create_namespace(&main, &key, BTreeMap::new(), &meta())
+                        .await
+                    {
+                        Err(CommitError::Contention(_)) => continue,
+                        other => break other.unwrap(),
+                    }
+                };
                 // Read your writes: the head is this commit or one built on it.
                 let head = cached.get_ref(&repo, &main).await.unwrap().unwrap();
                 assert!(
