@@ -35,11 +35,11 @@ struct LoadResult<'a> {
     #[serde(rename = "metadata-location")]
     metadata_location: Option<&'a str>,
     metadata: &'a TableMetadata,
-    config: BTreeMap<String, String>,
+    config: &'a BTreeMap<String, String>,
 }
 
 fn load_result<'a>(
-    state: &AppState,
+    state: &'a AppState,
     table: &'a LoadedTable,
     metadata: &'a TableMetadata,
 ) -> Json<LoadResult<'a>> {

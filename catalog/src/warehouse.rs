@@ -6,19 +6,33 @@ use std::sync::Arc;
 use crate::iceberg::FileIo;
 
 /// A storage location for table data and metadata, and the file access to reach it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Warehouse {
     /// Base location (`file:///...`, `s3://bucket/prefix`); new tables go below it.
     pub root: String,
     pub io: Arc<FileIo>,
+    /// Computed once: every table load sends it.
+    client_config: Arc<BTreeMap<String, String>>,
+}
+
+/// Leaves out the client config, which may hold credentials.
+impl std::fmt::Debug for Warehouse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Warehouse")
+            .field("root", &self.root)
+            .field("io", &self.io)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Warehouse {
     pub fn new(root: impl Into<String>, io: Arc<FileIo>) -> Self {
-        let root: String = root.into();
+        let root = root.into().trim_end_matches('/').to_owned();
+        let client_config = Arc::new(io.options().client_config(&root));
         Self {
-            root: root.trim_end_matches('/').to_owned(),
+            root,
             io,
+            client_config,
         }
     }
 
@@ -29,8 +43,8 @@ impl Warehouse {
     /// into their file access properties.
     ///
     /// May hold credentials: send it to the client and nowhere else; never log it.
-    pub fn client_config(&self) -> BTreeMap<String, String> {
-        self.io.options().client_config(&self.root)
+    pub fn client_config(&self) -> &BTreeMap<String, String> {
+        &self.client_config
     }
 }
 
@@ -52,7 +66,9 @@ mod tests {
             secret_access_key: Some(Secret::new("secret")),
             ..S3Settings::default()
         };
-        let config = warehouse("s3://lake/wh", s3.clone()).client_config();
+        let config = warehouse("s3://lake/wh", s3.clone())
+            .client_config()
+            .clone();
         assert_eq!(config["s3.endpoint"], "http://127.0.0.1:9000");
         assert_eq!(config["s3.path-style-access"], "true");
         assert!(!config.contains_key("s3.secret-access-key"), "not opted in");
@@ -61,14 +77,16 @@ mod tests {
             hand_out_credentials: true,
             ..s3
         };
-        let config = warehouse("s3://lake/wh", s3).client_config();
+        let config = warehouse("s3://lake/wh", s3).client_config().clone();
         assert_eq!(config["s3.access-key-id"], "id");
         assert_eq!(config["s3.secret-access-key"], "secret");
     }
 
     #[test]
     fn clients_of_a_local_warehouse_are_told_nothing() {
-        let config = warehouse("file:///srv/lake", S3Settings::default()).client_config();
+        let config = warehouse("file:///srv/lake", S3Settings::default())
+            .client_config()
+            .clone();
         assert!(config.is_empty(), "{config:?}");
     }
 }
