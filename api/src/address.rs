@@ -75,9 +75,30 @@ impl Identifier {
     }
 }
 
+/// The body of a table or view rename.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenameRequest {
+    source: Identifier,
+    destination: Identifier,
+}
+
+impl RenameRequest {
+    /// The key renamed, its new key, and the branch the rename commits to.
+    pub async fn resolve(
+        &self,
+        scope: &Scope,
+    ) -> Result<(ContentKey, ContentKey, Reference), ApiError> {
+        let (from, from_at) = self.source.key_and_ref()?;
+        let (to, to_at) = self.destination.key_and_ref()?;
+        let at = rename_at(scope, from_at, to_at)?;
+        Ok((from, to, writable(scope, &at).await?))
+    }
+}
+
 /// The one reference a rename works at: the source's and the destination's must agree, and
 /// either wins over the prefix's.
-pub fn rename_at(
+fn rename_at(
     scope: &Scope,
     source: Option<RefSpec>,
     destination: Option<RefSpec>,

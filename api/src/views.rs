@@ -15,7 +15,7 @@ use pangolin_store::ContentKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::address::{Identifier, address, ensure_body_matches_path, rename_at, writable};
+use crate::address::{Identifier, RenameRequest, address, ensure_body_matches_path, writable};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
@@ -197,23 +197,13 @@ pub async fn drop(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RenameRequest {
-    source: Identifier,
-    destination: Identifier,
-}
-
 pub async fn rename(
     State(state): State<AppState>,
     PathParams(prefix): PathParams<String>,
     JsonBody(request): JsonBody<RenameRequest>,
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
-    let (from, from_at) = request.source.key_and_ref()?;
-    let (to, to_at) = request.destination.key_and_ref()?;
-    let at = rename_at(&scope, from_at, to_at)?;
-    let branch = writable(&scope, &at).await?;
+    let (from, to, branch) = request.resolve(&scope).await?;
     let meta = CommitMeta {
         message: format!("rename view {from} to {to}"),
         ..view_commit_meta(PRINCIPAL, "rename", &from)
