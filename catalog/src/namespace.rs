@@ -69,6 +69,21 @@ pub(crate) async fn namespace_at(
     }
 }
 
+/// The `location` property of the namespace holding `key`, if it has one (`None` at the top).
+pub(crate) async fn parent_location(
+    odb: &Odb,
+    tree: &ObjectId,
+    key: &ContentKey,
+) -> Result<Option<String>, NamespaceError> {
+    match key.parent() {
+        Some(parent) => Ok(namespace_at(odb, tree, &parent)
+            .await?
+            .properties
+            .remove("location")),
+        None => Ok(None),
+    }
+}
+
 /// Errors of reads at a reference expression.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadAtError {

@@ -24,7 +24,7 @@ use crate::iceberg::io::next_table_metadata_location;
 use crate::iceberg::{
     IoError, NewTable, RequirementFailed, TableMetadata, UpdateError, new_table_metadata,
 };
-use crate::namespace::{NamespaceError, ReadAtError, namespace_at};
+use crate::namespace::{NamespaceError, ReadAtError, namespace_at, parent_location};
 use crate::warehouse::Warehouse;
 
 /// Why a table operation was refused or failed.
@@ -156,30 +156,18 @@ impl Catalog {
             .ok_or_else(|| TableError::NoWarehouse(self.name().to_owned()))
     }
 
-    /// Where a new table goes when the client names no location: below its namespace's
-    /// `location` property if set, else below the warehouse root. The table's uuid is part of
-    /// the directory name, so tables of the same name on different branches never share files.
+    /// Where a new table goes when the client names no location
+    /// ([`Warehouse::default_location`]).
     pub async fn default_table_location(
         &self,
         tree: &ObjectId,
         key: &ContentKey,
         table_uuid: &uuid::Uuid,
     ) -> Result<String, TableError> {
-        let leaf = format!("{}-{}", key.name(), table_uuid.simple());
-        if let Some(parent) = key.parent() {
-            let namespace = namespace_at(self.odb(), tree, &parent).await?;
-            if let Some(base) = namespace.properties.get("location") {
-                return Ok(format!("{}/{leaf}", base.trim_end_matches('/')));
-            }
-        }
-        let mut location = self.warehouse()?.root.clone();
-        for level in key.parent().iter().flat_map(|p| p.elements()) {
-            location.push('/');
-            location.push_str(level);
-        }
-        location.push('/');
-        location.push_str(&leaf);
-        Ok(location)
+        let base = parent_location(self.odb(), tree, key).await?;
+        Ok(self
+            .warehouse()?
+            .default_location(base.as_deref(), key, table_uuid))
     }
 
     pub(crate) async fn read_table(

@@ -27,7 +27,7 @@ use crate::iceberg::{
     IoError, NewView, RequirementFailed, ViewMetadata, ViewMetadataBuilder, ViewRequirement,
     ViewUpdate, ViewUpdateError, new_view_metadata,
 };
-use crate::namespace::{NamespaceError, ReadAtError, namespace_at};
+use crate::namespace::{NamespaceError, ReadAtError, namespace_at, parent_location};
 use crate::warehouse::Warehouse;
 
 /// Why a view operation was refused or failed.
@@ -172,22 +172,10 @@ impl Catalog {
         key: &ContentKey,
         view_uuid: &uuid::Uuid,
     ) -> Result<String, ViewError> {
-        let leaf = format!("{}-{}", key.name(), view_uuid.simple());
-        let parent = key.parent();
-        if let Some(parent) = &parent {
-            let namespace = namespace_at(self.odb(), tree, parent).await?;
-            if let Some(base) = namespace.properties.get("location") {
-                return Ok(format!("{}/{leaf}", base.trim_end_matches('/')));
-            }
-        }
-        let mut location = self.view_warehouse()?.root.clone();
-        for level in parent.iter().flat_map(|p| p.elements()) {
-            location.push('/');
-            location.push_str(level);
-        }
-        location.push('/');
-        location.push_str(&leaf);
-        Ok(location)
+        let base = parent_location(self.odb(), tree, key).await?;
+        Ok(self
+            .view_warehouse()?
+            .default_location(base.as_deref(), key, view_uuid))
     }
 
     async fn read_view(&self, tree: &ObjectId, key: &ContentKey) -> Result<LoadedView, ViewError> {

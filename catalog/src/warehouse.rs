@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use pangolin_store::ContentKey;
+
 use crate::iceberg::FileIo;
 
 /// A storage location for table data and metadata, and the file access to reach it.
@@ -34,6 +36,30 @@ impl Warehouse {
             io,
             client_config,
         }
+    }
+
+    /// Where a new table or view `key` goes when the client names no location: below its
+    /// namespace's `location` property when set, else below the warehouse root by namespace
+    /// levels. The asset's uuid is part of the directory name, so assets of the same name on
+    /// different branches never share files.
+    pub fn default_location(
+        &self,
+        namespace_location: Option<&str>,
+        key: &ContentKey,
+        uuid: &uuid::Uuid,
+    ) -> String {
+        let leaf = format!("{}-{}", key.name(), uuid.simple());
+        if let Some(base) = namespace_location {
+            return format!("{}/{leaf}", base.trim_end_matches('/'));
+        }
+        let mut location = self.root.clone();
+        for level in key.parent().iter().flat_map(|p| p.elements()) {
+            location.push('/');
+            location.push_str(level);
+        }
+        location.push('/');
+        location.push_str(&leaf);
+        location
     }
 
     /// What a client needs to reach this warehouse's files as the server does: for S3,
