@@ -157,7 +157,7 @@ impl<E: Into<ApiError>> From<CommitError<E>> for ApiError {
             CommitError::Backend(e) => e.into(),
             CommitError::Edit(e) => Self::internal(&e),
             CommitError::Commit(e) => Self::internal(&e),
-            CommitError::Transact(e) => Self::internal(&e),
+            CommitError::Transact(e) => Self::internal(e.as_ref()),
         }
     }
 }

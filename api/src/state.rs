@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use pangolin_catalog::{Catalog, RefSpec, Store, Warehouse};
+use pangolin_catalog::{Catalog, CommitQueues, RefSpec, Store, Warehouse};
 use pangolin_refs::Reference;
 use pangolin_store::ObjectCache;
 
@@ -13,6 +13,8 @@ use crate::error::ApiError;
 pub struct AppState {
     pub store: Arc<dyn Store>,
     pub cache: Arc<ObjectCache>,
+    /// Every catalog's commits on one branch are grouped here (see `CommitQueues`).
+    pub commits: Arc<CommitQueues>,
     /// Until tenancy comes, every request acts in this tenant.
     pub tenant: String,
     /// The catalog used when a client names no warehouse.
@@ -46,7 +48,8 @@ impl AppState {
         };
         let catalog = Catalog::open(self.store.clone(), self.cache.clone(), &self.tenant, name)
             .map_err(|e| ApiError::bad_request(e.to_string()))?
-            .with_warehouse(self.warehouse.clone());
+            .with_warehouse(self.warehouse.clone())
+            .with_commit_queues(self.commits.clone());
         let at = RefSpec::parse(at)
             .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;
         Ok(Scope { catalog, at })

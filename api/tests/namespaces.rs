@@ -23,6 +23,7 @@ async fn app() -> axum::Router {
         store,
         cache,
         tenant: "default".into(),
+        commits: Default::default(),
         default_catalog: "lake".into(),
         // Namespace routes write no files.
         warehouse: Warehouse::new("file:///nonexistent", Arc::new(FileIo::new(1))),

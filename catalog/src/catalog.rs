@@ -14,6 +14,7 @@ use pangolin_store::{
 };
 
 use crate::address::{RefSpec, Resolved};
+use crate::commit_queue::CommitQueues;
 use crate::store::Store;
 use crate::warehouse::Warehouse;
 
@@ -29,6 +30,7 @@ pub struct Catalog {
     cache: Arc<ObjectCache>,
     odb: Odb,
     warehouse: Option<Warehouse>,
+    commits: Arc<CommitQueues>,
 }
 
 impl fmt::Debug for Catalog {
@@ -120,6 +122,9 @@ impl Catalog {
             cache,
             odb,
             warehouse: None,
+            // A catalog opened alone chains only its own commits; a server shares one set of
+            // queues between all the catalogs it opens (`with_commit_queues`).
+            commits: Arc::new(CommitQueues::new()),
         })
     }
 
@@ -169,6 +174,16 @@ impl Catalog {
     pub fn with_warehouse(mut self, warehouse: Warehouse) -> Self {
         self.warehouse = Some(warehouse);
         self
+    }
+
+    /// The same catalog, grouping its commits with those of every catalog sharing `queues`.
+    pub fn with_commit_queues(mut self, queues: Arc<CommitQueues>) -> Self {
+        self.commits = queues;
+        self
+    }
+
+    pub(crate) fn commit_queues(&self) -> &CommitQueues {
+        &self.commits
     }
 
     pub(crate) fn warehouse_ref(&self) -> Option<&Warehouse> {

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use pangolin_refs::{Expected, RefUpdate, Reference, Target, TransactError, Transaction};
+use pangolin_refs::{Reference, TransactError};
 use pangolin_store::history::{self, CreateCommitError};
 use pangolin_store::tree::{self, EditError};
 use pangolin_store::{
@@ -20,6 +20,7 @@ use pangolin_store::{
 };
 
 use crate::catalog::Catalog;
+use crate::commit_queue::{Appended, Outcome, Tip};
 
 /// Attempts before a commit that keeps losing races gives up (as a retryable conflict).
 pub const MAX_ATTEMPTS: u32 = 16;
@@ -68,15 +69,16 @@ pub enum CommitError<E> {
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error("moving the branch: {0}")]
-    Transact(TransactError),
+    Transact(Arc<TransactError>),
 }
 
 impl Catalog {
     /// Commits on `branch` the edits `plan` returns for the tree at the branch head.
-    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), branch = %branch.name))]
     ///
     /// `plan` gets an object database (whose writes are staged with the commit) and the tree
-    /// at the head; it may be called again on a newer head after a lost race.
+    /// at the head; it may be called again on a newer head after a lost race, or when other
+    /// writers of this server appended commits while it planned (see [`crate::commit_queue`]).
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), branch = %branch.name))]
     pub async fn commit<E, F>(
         &self,
         branch: &Reference,
@@ -87,58 +89,109 @@ impl Catalog {
         F: FnMut(Odb, ObjectId) -> PlanFuture<E>,
     {
         let repo = self.odb().repo().clone();
+        let queue = self
+            .commit_queues()
+            .queue(&repo, branch, self.store().clone());
+        let reader = Odb::new(repo.clone(), queue.objects(), self.cache());
         for attempt in 1..=MAX_ATTEMPTS {
-            let head = self
-                .store()
-                .get_ref(&repo, branch)
-                .await?
-                .ok_or_else(|| CommitError::MissingBranch(branch.clone()))?;
-            let base_tree = self.odb().commit(&head).await?.tree;
-            let staging = Arc::new(Staging::new(self.store().clone()));
+            // Plan without holding the queue, so writers of different tables plan in parallel.
+            let (base, epoch) = match queue.tip().await {
+                (Some(tip), epoch) => (tip, epoch),
+                (None, epoch) => (self.head_tip(branch, &reader).await?, epoch),
+            };
+            let planned = plan(reader.clone(), base.tree).await;
+            let appending = queue.lock().await;
+            // A plan on a dropped chain is void (its objects may be gone): plan again.
+            if base.batch.as_ref().is_some_and(|b| b.failed()) {
+                continue;
+            }
+            // Others appended (or published) while this plan ran: plan again on where the next
+            // commit goes now, in the lock. The plan reuses what it prepared when its keys did
+            // not change, so this is cheap unless the change collides with one ahead of it.
+            let (base, planned) = if appending.moved_since(epoch) {
+                let current = match appending.tip() {
+                    Some(tip) => tip.clone(),
+                    None => self.head_tip(branch, &reader).await?,
+                };
+                if current.commit == base.commit {
+                    (base, planned)
+                } else {
+                    let planned = plan(reader.clone(), current.tree).await;
+                    (current, planned)
+                }
+            } else {
+                (base, planned)
+            };
+            let edits = match planned {
+                Ok(edits) => edits,
+                Err(e) => {
+                    drop(appending);
+                    if settled_rejection(&base).await {
+                        return Err(CommitError::Rejected(e));
+                    }
+                    continue;
+                }
+            };
+            let staging = Arc::new(Staging::new(queue.objects()));
             let odb = Odb::new(repo.clone(), staging.clone(), self.cache());
-            let edits = plan(odb.clone(), base_tree)
-                .await
-                .map_err(CommitError::Rejected)?;
-            let tree = tree::edit(&odb, &base_tree, edits).await?.root;
-            let now = Timestamp::now();
+            let tree = tree::edit(&odb, &base.tree, edits).await?.root;
             let draft = CommitDraft {
-                parents: vec![head],
+                parents: vec![base.commit],
                 tree,
                 author: meta.principal.clone(),
                 committer: meta.principal.clone(),
                 message: meta.message.clone(),
                 properties: meta.properties.clone(),
             };
-            let (commit, _) = history::create(&odb, draft, now).await?;
-            let tx = Transaction {
-                updates: vec![RefUpdate {
-                    reference: branch.clone(),
-                    expected: Expected::Equals(head),
-                    target: Target::Set(commit),
-                }],
-                principal: meta.principal.clone(),
-                message: meta.message.clone(),
-                time: now,
+            let time = Timestamp::now();
+            let (commit, _) = history::create(&odb, draft, time).await?;
+            let appended = Appended {
+                base: base.commit,
+                commit,
+                tree,
+                time,
+                objects: staging.take(),
+                principal: &meta.principal,
+                message: &meta.message,
             };
-            match self.store().publish(&repo, staging.take(), tx).await {
-                Ok(_) => {
+            let batch = appending.append(appended, self.store(), &repo, branch);
+            match batch.wait().await {
+                Outcome::Landed => {
                     return Ok(Committed {
                         commit,
-                        parent: head,
+                        parent: base.commit,
                         attempts: attempt,
                     });
                 }
                 // Someone else moved the branch: plan again on the new head.
-                Err(TransactError::OutOfDate {
-                    actual: Some(_), ..
-                }) => continue,
-                Err(TransactError::OutOfDate { actual: None, .. }) => {
-                    return Err(CommitError::MissingBranch(branch.clone()));
-                }
-                Err(TransactError::Backend(e)) if e.is_retryable() => continue,
-                Err(other) => return Err(CommitError::Transact(other)),
+                Outcome::Retry => continue,
+                Outcome::MissingBranch => return Err(CommitError::MissingBranch(branch.clone())),
+                Outcome::Failed(e) => return Err(CommitError::Transact(e)),
             }
         }
         Err(CommitError::Contention(MAX_ATTEMPTS))
+    }
+
+    /// The published head of `branch`, as a place to build on.
+    async fn head_tip<E>(&self, branch: &Reference, odb: &Odb) -> Result<Tip, CommitError<E>> {
+        let head = self
+            .store()
+            .get_ref(odb.repo(), branch)
+            .await?
+            .ok_or_else(|| CommitError::MissingBranch(branch.clone()))?;
+        Ok(Tip {
+            commit: head,
+            tree: odb.commit(&head).await?.tree,
+            batch: None,
+        })
+    }
+}
+
+/// Whether a plan's rejection at `base` is final: it is unless `base` is an unpublished commit
+/// that then failed to land (the rejection was against a state nobody will ever see).
+async fn settled_rejection(base: &Tip) -> bool {
+    match &base.batch {
+        None => true,
+        Some(batch) => matches!(batch.wait().await, Outcome::Landed),
     }
 }

@@ -315,6 +315,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let state = AppState {
         store,
         cache,
+        commits: Default::default(),
         tenant: TENANT.to_owned(),
         default_catalog: settings.default_catalog.clone(),
         warehouse: Warehouse::new(warehouse.clone(), Arc::new(io)),

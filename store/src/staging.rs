@@ -37,6 +37,22 @@ impl Staging {
             .collect()
     }
 
+    /// Stages `objects` now (what [`ObjectStore::put_many`] does, without a future).
+    pub fn stage(&self, objects: &[RawObject]) {
+        let mut staged = self.staged.lock();
+        for object in objects {
+            staged.entry(object.id).or_insert_with(|| object.clone());
+        }
+    }
+
+    /// Drops the staged objects `ids` (once they are stored elsewhere, or abandoned).
+    pub fn forget(&self, ids: &[ObjectId]) {
+        let mut staged = self.staged.lock();
+        for id in ids {
+            staged.remove(id);
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.staged.lock().len()
     }
@@ -79,10 +95,7 @@ impl ObjectStore for Staging {
     }
 
     async fn put_many(&self, _repo: &RepoId, objects: &[RawObject]) -> Result<(), BackendError> {
-        let mut staged = self.staged.lock();
-        for object in objects {
-            staged.entry(object.id).or_insert_with(|| object.clone());
-        }
+        self.stage(objects);
         Ok(())
     }
 

@@ -37,6 +37,7 @@ impl TestApp {
             store: store.clone(),
             cache: cache.clone(),
             tenant: "default".into(),
+            commits: Default::default(),
             default_catalog: "lake".into(),
             warehouse: Warehouse::new(
                 format!("file://{}", dir.path().display()),
