@@ -1,7 +1,7 @@
 //! Authentication for Pangolin: users with bcrypt-hashed passwords in a tenant or at the
 //! root, service users with API keys (also as OAuth2 client credentials), and HS256 JWTs with
 //! revocation. Everything is stored through a [`pangolin_records::RecordStore`] under
-//! `identity/` (see [`layout`](crate::layout) in the source for the keys) and changed only by
+//! `identity/` (`layout.rs` lists the keys) and changed only by
 //! compare-and-swap, so several servers can share one store. No HTTP here: the API layer maps
 //! requests onto [`Identity`].
 //!

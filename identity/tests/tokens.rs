@@ -495,15 +495,33 @@ fn signing_keys_must_be_32_to_128_bytes() {
     SigningKey::new(vec![7u8; 128]).unwrap();
 }
 
+fn env_free_identity(config: IdentityConfig) -> Identity {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(Identity::open(
+            Arc::new(pangolin_backend_memory::MemoryBackend::new()),
+            config,
+            Arc::new(ManualClock::new(START)),
+        ))
+        .unwrap()
+}
+
 #[test]
-fn debug_output_of_keys_and_configuration_shows_no_secret() {
+fn debug_output_of_keys_configuration_and_identity_shows_no_secret() {
     let secret = "a-signing-key-nobody-may-see-0123456789";
     let key = SigningKey::new(secret).unwrap();
     let config = IdentityConfig {
         signing_key: Some(key.clone()),
         ..config()
     };
-    for debug in [format!("{key:?}"), format!("{config:?}")] {
+    let identity = env_free_identity(config.clone());
+    for debug in [
+        format!("{key:?}"),
+        format!("{config:?}"),
+        format!("{identity:?}"),
+    ] {
         assert!(!debug.contains(secret), "{debug}");
         assert!(!debug.contains("nobody"), "{debug}");
     }

@@ -287,7 +287,28 @@ async fn an_admin_reset_needs_no_old_password_and_invalidates_tokens(env: Env) {
     assert!(matches!(err, ChangePasswordError::Policy(_)), "{err}");
 }
 
+async fn a_user_created_again_does_not_inherit_old_tokens(env: Env) {
+    let id = &env.identity;
+    let acme = scope("acme");
+    id.create_user(&acme, &name("ana"), &password(PW), false)
+        .await
+        .unwrap();
+    let principal = id
+        .authenticate(&acme, &name("ana"), &password(PW))
+        .await
+        .unwrap();
+    let old = id.issue_tokens(&principal).unwrap();
+    env.clock.advance(Duration::from_secs(1));
+    id.delete_user(&acme, &name("ana")).await.unwrap();
+    id.create_user(&acme, &name("ana"), &password(PW), true)
+        .await
+        .unwrap();
+    let err = id.verify_access_token(&old.access.token).await.unwrap_err();
+    assert!(matches!(err, VerifyTokenError::Superseded(_)), "{err}");
+}
+
 on_every_backend!(
+    a_user_created_again_does_not_inherit_old_tokens,
     users_with_one_name_in_two_tenants_are_separate,
     a_user_in_another_tenant_is_invisible,
     creating_twice_and_weak_passwords_are_refused,
