@@ -3,9 +3,11 @@
 //! A catalog is one repository; every write is a commit on a branch made by the commit
 //! protocol ([`Catalog::commit`]); every read names what it reads with a reference expression
 //! ([`RefSpec`]: a branch, a tag, a commit in a branch's history, a branch at a time).
-//! Namespaces and Iceberg tables and views live here; tenancy and authorization come on top.
+//! Namespaces and Iceberg tables and views live here, and the authorization decisions
+//! ([`authz`]); tenancy comes on top.
 
 pub mod address;
+pub mod authz;
 pub mod branches;
 pub mod catalog;
 pub mod changes;
