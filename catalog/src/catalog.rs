@@ -90,7 +90,9 @@ impl From<AncestorError> for ResolveError {
     }
 }
 
-fn valid_name(name: &str) -> bool {
+/// The rule for tenant and catalog names (also warehouse names, in `tenancy`): 1 to 63 ASCII
+/// letters, digits, `-` and `_`, so a name is safe in record keys, repository ids and URLs.
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 63
         && name

@@ -3,8 +3,8 @@
 //! A catalog is one repository; every write is a commit on a branch made by the commit
 //! protocol ([`Catalog::commit`]); every read names what it reads with a reference expression
 //! ([`RefSpec`]: a branch, a tag, a commit in a branch's history, a branch at a time).
-//! Namespaces and Iceberg tables and views live here, and the authorization decisions
-//! ([`authz`]); tenancy comes on top.
+//! Namespaces and Iceberg tables and views live here; [`tenancy`] keeps the tenants,
+//! warehouses and catalogs of a deployment and [`authz`] decides who may do what.
 
 pub mod address;
 pub mod authz;
@@ -21,6 +21,7 @@ pub mod ref_cache;
 pub mod store;
 pub mod table;
 pub mod table_commit;
+pub mod tenancy;
 pub mod versioning;
 pub mod view;
 pub mod warehouse;
@@ -37,6 +38,7 @@ pub use ref_cache::SoleWriterRefCache;
 pub use store::Store;
 pub use table::{LoadedTable, TableError, table_commit_meta};
 pub use table_commit::TableChange;
+pub use tenancy::Tenancy;
 pub use versioning::{HistoryRequest, MergeRefError};
 pub use view::{LoadedView, ViewError, view_commit_meta};
 pub use warehouse::Warehouse;

@@ -1,0 +1,713 @@
+//! Warehouses: where a tenant's catalogs keep their files, and the credentials to reach them.
+//!
+//! Credentials are stored sealed under the server key with the warehouse's record key as
+//! associated data (see [`secret`](super::secret)); what a listing or a GET shows is a
+//! [`WarehouseView`], which says which credential fields are set and nothing more.
+
+use std::sync::Arc;
+
+use pangolin_records::{ExpectedVersion, RecordKey};
+use pangolin_store::Timestamp;
+use zeroize::Zeroizing;
+
+use super::Tenancy;
+use super::catalog::CatalogRecord;
+use super::name::{Name, NameError};
+use super::records::{self, Page, PutError, RecordsError, Versioned};
+use super::secret::{self, OpenError, SealError, Sealed, SecretKey};
+use super::tenant::ListError;
+use crate::iceberg::{FileIo, IoError, S3Settings, Secret, StorageOptions};
+use crate::warehouse::Warehouse;
+
+/// How many parsed metadata files a runtime warehouse keeps in memory.
+pub const RUNTIME_CACHED_TABLES: usize = 10_000;
+
+/// Where a warehouse's files are.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "kebab-case"
+)]
+pub enum StorageConfig {
+    /// A directory on the server: an absolute path or a `file://` URL.
+    Local { root: String },
+    /// A bucket on AWS S3 or an S3-compatible server.
+    S3 {
+        bucket: String,
+        /// The folder inside the bucket; the bucket's top when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix: Option<String>,
+        /// See [`S3Settings::region`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        region: Option<String>,
+        /// See [`S3Settings::endpoint`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<String>,
+        /// See [`S3Settings::path_style`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path_style: Option<bool>,
+        /// See [`S3Settings::hand_out_credentials`].
+        #[serde(default)]
+        hand_out_credentials: bool,
+    },
+    /// Azure Blob Storage: modelled, not served yet (see [`RuntimeError::Unsupported`]).
+    Azure {
+        account: String,
+        container: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix: Option<String>,
+    },
+    /// Google Cloud Storage: modelled, not served yet (see [`RuntimeError::Unsupported`]).
+    Gcs {
+        bucket: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix: Option<String>,
+    },
+}
+
+impl StorageConfig {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Local { .. } => "local",
+            Self::S3 { .. } => "s3",
+            Self::Azure { .. } => "azure",
+            Self::Gcs { .. } => "gcs",
+        }
+    }
+
+    /// Checks what can be checked without reaching the storage.
+    fn validate(&self) -> Result<(), String> {
+        match self {
+            Self::Local { root } => local_root(root).map(|_| ()),
+            Self::S3 { bucket, .. } => {
+                valid_bucket(bucket)?;
+                self.s3_settings(None).validate()
+            }
+            Self::Azure {
+                account, container, ..
+            } => valid_bucket(account).and_then(|()| valid_bucket(container)),
+            Self::Gcs { bucket, .. } => valid_bucket(bucket),
+        }
+    }
+
+    /// The S3 settings of an `S3` storage with `credentials`; defaults for other kinds.
+    fn s3_settings(&self, credentials: Option<&Credentials>) -> S3Settings {
+        let Self::S3 {
+            region,
+            endpoint,
+            path_style,
+            hand_out_credentials,
+            ..
+        } = self
+        else {
+            return S3Settings::default();
+        };
+        let (access_key_id, secret_access_key) = match credentials {
+            Some(Credentials::S3 {
+                access_key_id,
+                secret_access_key,
+                ..
+            }) => (Some(access_key_id.clone()), Some(secret_access_key.clone())),
+            None => (None, None),
+        };
+        S3Settings {
+            endpoint: endpoint.clone(),
+            region: region.clone(),
+            path_style: *path_style,
+            access_key_id,
+            secret_access_key,
+            hand_out_credentials: *hand_out_credentials,
+        }
+    }
+}
+
+/// A local root as a `file://` URL.
+fn local_root(root: &str) -> Result<String, String> {
+    let url = crate::iceberg::io::location_url(root).map_err(|e| e.to_string())?;
+    if url.scheme() != "file" {
+        return Err(format!(
+            "a local warehouse root is an absolute path or a file:// URL, not `{root}`"
+        ));
+    }
+    Ok(url.to_string())
+}
+
+fn valid_bucket(name: &str) -> Result<(), String> {
+    let fine = !name.is_empty()
+        && name.len() <= 255
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a valid bucket, account or container name"
+        ))
+    }
+}
+
+fn with_prefix(base: String, prefix: Option<&str>) -> String {
+    match prefix
+        .map(|p| p.trim_matches('/'))
+        .filter(|p| !p.is_empty())
+    {
+        Some(prefix) => format!("{base}/{prefix}"),
+        None => base,
+    }
+}
+
+/// Credentials for a warehouse's storage, as given by an operator. `Debug` shows no secret.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "kebab-case"
+)]
+pub enum Credentials {
+    /// A static S3 key, with a session token for temporary keys.
+    S3 {
+        access_key_id: String,
+        secret_access_key: Secret,
+        #[serde(default)]
+        session_token: Option<Secret>,
+    },
+}
+
+/// The plaintext that is sealed: borrowed, so no copy of a secret outlives the sealing.
+#[derive(serde::Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "kebab-case"
+)]
+enum PlainCredentials<'a> {
+    S3 {
+        access_key_id: &'a str,
+        secret_access_key: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_token: Option<&'a str>,
+    },
+}
+
+impl Credentials {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::S3 { .. } => "s3",
+        }
+    }
+
+    /// The names of the fields that are set, for the public view.
+    fn fields_set(&self) -> Vec<String> {
+        match self {
+            Self::S3 { session_token, .. } => {
+                let mut fields = vec!["access-key-id".to_owned(), "secret-access-key".to_owned()];
+                if session_token.is_some() {
+                    fields.push("session-token".to_owned());
+                }
+                fields
+            }
+        }
+    }
+
+    fn plain(&self) -> PlainCredentials<'_> {
+        match self {
+            Self::S3 {
+                access_key_id,
+                secret_access_key,
+                session_token,
+            } => PlainCredentials::S3 {
+                access_key_id,
+                secret_access_key: secret_access_key.expose(),
+                session_token: session_token.as_ref().map(Secret::expose),
+            },
+        }
+    }
+
+    fn seal(&self, key: &SecretKey, record: &RecordKey) -> Result<SealedCredentials, SealError> {
+        let plaintext = Zeroizing::new(serde_json::to_vec(&self.plain()).map_err(|_| SealError)?);
+        Ok(SealedCredentials {
+            kind: self.kind().to_owned(),
+            fields_set: self.fields_set(),
+            sealed: secret::seal(key, record.as_str().as_bytes(), &plaintext)?,
+        })
+    }
+}
+
+/// Credentials as stored: which fields are set, in the clear, and all values sealed together.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct SealedCredentials {
+    kind: String,
+    fields_set: Vec<String>,
+    sealed: Sealed,
+}
+
+/// What a warehouse is made of: its storage and, optionally, credentials for it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct WarehouseSpec {
+    pub storage: StorageConfig,
+    #[serde(default)]
+    pub credentials: Option<Credentials>,
+}
+
+/// A change to a warehouse: each part replaced when given, kept when `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WarehouseUpdate {
+    pub storage: Option<StorageConfig>,
+    /// `Some(None)` removes the credentials.
+    pub credentials: Option<Option<Credentials>>,
+}
+
+/// A warehouse as stored. Its credentials are sealed; see [`view`](Self::view) for what may
+/// be shown and [`to_runtime`](Self::to_runtime) for using it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct WarehouseRecord {
+    pub tenant: Name,
+    pub name: Name,
+    pub storage: StorageConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    credentials: Option<SealedCredentials>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Which credential fields a warehouse has, without their values.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct CredentialsView {
+    /// `s3`.
+    pub kind: String,
+    /// `access-key-id`, `secret-access-key`, `session-token`.
+    pub fields_set: Vec<String>,
+}
+
+/// What a GET or a listing of a warehouse shows: no secret values at all.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct WarehouseView {
+    pub tenant: Name,
+    pub name: Name,
+    pub storage: StorageConfig,
+    pub credentials: Option<CredentialsView>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Why a warehouse record did not become a runtime [`Warehouse`].
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("warehouse `{warehouse}`: {what} is not supported yet")]
+    Unsupported { warehouse: Name, what: &'static str },
+    #[error("warehouse `{warehouse}`: its credentials cannot be read: {source}")]
+    Credentials {
+        warehouse: Name,
+        #[source]
+        source: OpenError,
+    },
+    #[error("warehouse `{warehouse}` is not usable: {reason}")]
+    Invalid { warehouse: Name, reason: String },
+    #[error("warehouse `{warehouse}` is not usable: {source}")]
+    Io {
+        warehouse: Name,
+        #[source]
+        source: IoError,
+    },
+}
+
+impl WarehouseRecord {
+    /// The record key this warehouse is stored under (and its credentials bound to).
+    pub fn record_key(&self) -> RecordKey {
+        records::warehouse_key(&self.tenant, &self.name)
+    }
+
+    /// The public view: storage, and which credential fields are set.
+    pub fn view(&self) -> WarehouseView {
+        WarehouseView {
+            tenant: self.tenant.clone(),
+            name: self.name.clone(),
+            storage: self.storage.clone(),
+            credentials: self.credentials.as_ref().map(|c| CredentialsView {
+                kind: c.kind.clone(),
+                fields_set: c.fields_set.clone(),
+            }),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+
+    /// The decrypted credentials. Fails, never returns garbage, with another key or a sealed
+    /// value that was altered or copied from another record.
+    pub fn credentials(&self, key: &SecretKey) -> Result<Option<Credentials>, OpenError> {
+        let Some(stored) = &self.credentials else {
+            return Ok(None);
+        };
+        let plaintext = secret::open(key, self.record_key().as_str().as_bytes(), &stored.sealed)?;
+        serde_json::from_slice(&plaintext)
+            .map(Some)
+            .map_err(|_| OpenError::Malformed("the decrypted credentials are not valid"))
+    }
+
+    /// The runtime warehouse: its root location and file access with its credentials.
+    /// Reaches no server; a local root's directory is created if missing.
+    pub fn to_runtime(&self, key: &SecretKey) -> Result<Warehouse, RuntimeError> {
+        let credentials = self
+            .credentials(key)
+            .map_err(|source| RuntimeError::Credentials {
+                warehouse: self.name.clone(),
+                source,
+            })?;
+        let invalid = |reason: String| RuntimeError::Invalid {
+            warehouse: self.name.clone(),
+            reason,
+        };
+        let unsupported = |what| RuntimeError::Unsupported {
+            warehouse: self.name.clone(),
+            what,
+        };
+        let (root, options) = match &self.storage {
+            StorageConfig::Local { root } => {
+                if credentials.is_some() {
+                    return Err(invalid("a local warehouse takes no credentials".to_owned()));
+                }
+                (
+                    local_root(root).map_err(invalid)?,
+                    StorageOptions::default(),
+                )
+            }
+            StorageConfig::S3 { bucket, prefix, .. } => {
+                if let Some(Credentials::S3 {
+                    session_token: Some(_),
+                    ..
+                }) = &credentials
+                {
+                    return Err(unsupported("an S3 session token"));
+                }
+                let s3 = self.storage.s3_settings(credentials.as_ref());
+                s3.validate().map_err(invalid)?;
+                let root = with_prefix(format!("s3://{bucket}"), prefix.as_deref());
+                (root, StorageOptions { s3 })
+            }
+            StorageConfig::Azure { .. } => {
+                return Err(unsupported(
+                    "Azure storage (this server is built without object_store's `azure` feature)",
+                ));
+            }
+            StorageConfig::Gcs { .. } => {
+                return Err(unsupported(
+                    "Google Cloud Storage (this server is built without object_store's `gcp` \
+                     feature)",
+                ));
+            }
+        };
+        let io = FileIo::with_options(RUNTIME_CACHED_TABLES, options);
+        io.check_location(&root)
+            .map_err(|source| RuntimeError::Io {
+                warehouse: self.name.clone(),
+                source,
+            })?;
+        Ok(Warehouse::new(root, Arc::new(io)))
+    }
+}
+
+/// Checks a spec's storage and that its credentials fit that storage.
+fn check_spec(storage: &StorageConfig, credentials: Option<&Credentials>) -> Result<(), String> {
+    storage.validate()?;
+    match (storage, credentials) {
+        (_, None) | (StorageConfig::S3 { .. }, Some(Credentials::S3 { .. })) => Ok(()),
+        (storage, Some(credentials)) => Err(format!(
+            "{} credentials do not fit {} storage",
+            credentials.kind(),
+            storage.kind()
+        )),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateWarehouseError {
+    #[error(transparent)]
+    InvalidName(#[from] NameError),
+    #[error("tenant `{0}` does not exist")]
+    TenantNotFound(Name),
+    #[error("warehouse `{warehouse}` already exists in tenant `{tenant}`")]
+    Exists { tenant: Name, warehouse: Name },
+    #[error("invalid warehouse `{warehouse}`: {reason}")]
+    Invalid { warehouse: Name, reason: String },
+    #[error(transparent)]
+    Seal(#[from] SealError),
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GetWarehouseError {
+    #[error(transparent)]
+    InvalidName(#[from] NameError),
+    #[error("warehouse `{warehouse}` does not exist in tenant `{tenant}`")]
+    NotFound { tenant: String, warehouse: String },
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateWarehouseError {
+    #[error(transparent)]
+    InvalidName(#[from] NameError),
+    #[error("warehouse `{warehouse}` does not exist in tenant `{tenant}`")]
+    NotFound { tenant: String, warehouse: String },
+    #[error(
+        "warehouse `{warehouse}` changed: it is at version {actual}, not {expected}; read it again"
+    )]
+    Conflict {
+        warehouse: Name,
+        expected: u64,
+        actual: u64,
+    },
+    #[error("invalid warehouse `{warehouse}`: {reason}")]
+    Invalid { warehouse: Name, reason: String },
+    #[error(transparent)]
+    Seal(#[from] SealError),
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteWarehouseError {
+    #[error(transparent)]
+    InvalidName(#[from] NameError),
+    #[error("warehouse `{warehouse}` does not exist in tenant `{tenant}`")]
+    NotFound { tenant: String, warehouse: String },
+    #[error(
+        "warehouse `{warehouse}` is still used by catalog `{catalog}`: delete the catalog first"
+    )]
+    Bound { warehouse: Name, catalog: Name },
+    #[error("warehouse `{0}` changed while it was being deleted; try again")]
+    Conflict(Name),
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+}
+
+impl Tenancy {
+    /// Creates warehouse `name` in `tenant`, sealing its credentials under the server key.
+    pub async fn create_warehouse(
+        &self,
+        tenant: &str,
+        name: &str,
+        spec: WarehouseSpec,
+    ) -> Result<Versioned<WarehouseRecord>, CreateWarehouseError> {
+        let tenant = Name::new("tenant", tenant)?;
+        let name = Name::new("warehouse", name)?;
+        check_spec(&spec.storage, spec.credentials.as_ref()).map_err(|reason| {
+            CreateWarehouseError::Invalid {
+                warehouse: name.clone(),
+                reason,
+            }
+        })?;
+        let tenant_key = records::tenant_key(&tenant);
+        if self
+            .records()
+            .get_record(&tenant_key)
+            .await
+            .map_err(RecordsError::from)?
+            .is_none()
+        {
+            return Err(CreateWarehouseError::TenantNotFound(tenant));
+        }
+        let key = records::warehouse_key(&tenant, &name);
+        let now = Timestamp::now();
+        let warehouse = WarehouseRecord {
+            credentials: spec
+                .credentials
+                .as_ref()
+                .map(|c| c.seal(&self.key, &key))
+                .transpose()?,
+            tenant: tenant.clone(),
+            name: name.clone(),
+            storage: spec.storage,
+            created_at: now,
+            updated_at: now,
+        };
+        let version =
+            match records::put(self.records(), &key, ExpectedVersion::Absent, &warehouse).await {
+                Ok(version) => version,
+                Err(PutError::Mismatch { .. }) => {
+                    return Err(CreateWarehouseError::Exists {
+                        tenant,
+                        warehouse: name,
+                    });
+                }
+                Err(PutError::Records(e)) => return Err(e.into()),
+            };
+        if !records::touch(self.records(), &tenant_key).await? {
+            // The tenant was deleted meanwhile: take the warehouse back.
+            let _ = records::delete(self.records(), &key, version).await;
+            return Err(CreateWarehouseError::TenantNotFound(tenant));
+        }
+        Ok(Versioned {
+            value: warehouse,
+            version,
+        })
+    }
+
+    /// Warehouse `name` of `tenant`.
+    pub async fn warehouse(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<Versioned<WarehouseRecord>, GetWarehouseError> {
+        let tenant = Name::new("tenant", tenant)?;
+        let name = Name::new("warehouse", name)?;
+        records::get(self.records(), &records::warehouse_key(&tenant, &name))
+            .await?
+            .ok_or_else(|| GetWarehouseError::NotFound {
+                tenant: tenant.to_string(),
+                warehouse: name.to_string(),
+            })
+    }
+
+    /// The warehouses of `tenant` in name order, after `after`, at most `limit`.
+    pub async fn list_warehouses(
+        &self,
+        tenant: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<Versioned<WarehouseRecord>>, ListError> {
+        let tenant = Name::new("tenant", tenant)?;
+        let after = after.map(|a| Name::new("warehouse", a)).transpose()?;
+        let prefix = records::warehouses_of(&tenant);
+        Ok(records::list(self.records(), &prefix, after.as_ref(), limit).await?)
+    }
+
+    /// Changes a warehouse at `expected_version` (compare-and-swap). New credentials are
+    /// sealed with a new nonce.
+    pub async fn update_warehouse(
+        &self,
+        tenant: &str,
+        name: &str,
+        expected_version: u64,
+        update: WarehouseUpdate,
+    ) -> Result<Versioned<WarehouseRecord>, UpdateWarehouseError> {
+        let current = self.warehouse(tenant, name).await.map_err(|e| match e {
+            GetWarehouseError::InvalidName(e) => UpdateWarehouseError::InvalidName(e),
+            GetWarehouseError::NotFound { tenant, warehouse } => {
+                UpdateWarehouseError::NotFound { tenant, warehouse }
+            }
+            GetWarehouseError::Records(e) => UpdateWarehouseError::Records(e),
+        })?;
+        let key = current.value.record_key();
+        let name = current.value.name.clone();
+        let conflict = |actual| UpdateWarehouseError::Conflict {
+            warehouse: name.clone(),
+            expected: expected_version,
+            actual,
+        };
+        if current.version != expected_version {
+            return Err(conflict(current.version));
+        }
+        let invalid = |reason| UpdateWarehouseError::Invalid {
+            warehouse: name.clone(),
+            reason,
+        };
+        let mut warehouse = current.value;
+        if let Some(storage) = update.storage {
+            warehouse.storage = storage;
+        }
+        match update.credentials {
+            Some(Some(credentials)) => {
+                check_spec(&warehouse.storage, Some(&credentials)).map_err(invalid)?;
+                warehouse.credentials = Some(credentials.seal(&self.key, &key)?);
+            }
+            Some(None) => warehouse.credentials = None,
+            None => {
+                warehouse.storage.validate().map_err(invalid)?;
+                let kind = warehouse.credentials.as_ref().map(|c| c.kind.as_str());
+                if kind.is_some_and(|kind| kind != warehouse.storage.kind()) {
+                    return Err(invalid(
+                        "the stored credentials do not fit the new storage: replace them too"
+                            .to_owned(),
+                    ));
+                }
+            }
+        }
+        warehouse.updated_at = Timestamp::now();
+        let expected = ExpectedVersion::Is(expected_version);
+        match records::put(self.records(), &key, expected, &warehouse).await {
+            Ok(version) => Ok(Versioned {
+                value: warehouse,
+                version,
+            }),
+            Err(PutError::Mismatch { actual: Some(v) }) => Err(conflict(v)),
+            Err(PutError::Mismatch { actual: None }) => Err(UpdateWarehouseError::NotFound {
+                tenant: warehouse.tenant.to_string(),
+                warehouse: name.to_string(),
+            }),
+            Err(PutError::Records(e)) => Err(e.into()),
+        }
+    }
+
+    /// Deletes a warehouse that no catalog is bound to.
+    ///
+    /// Creating a catalog raises its warehouse's version after writing the catalog record, and
+    /// this deletes the version it read before checking, so no catalog is left bound to a
+    /// deleted warehouse.
+    pub async fn delete_warehouse(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<(), DeleteWarehouseError> {
+        let tenant = Name::new("tenant", tenant)?;
+        let name = Name::new("warehouse", name)?;
+        let key = records::warehouse_key(&tenant, &name);
+        let Some(current) = self
+            .records()
+            .get_record(&key)
+            .await
+            .map_err(RecordsError::from)?
+        else {
+            return Err(DeleteWarehouseError::NotFound {
+                tenant: tenant.to_string(),
+                warehouse: name.to_string(),
+            });
+        };
+        if let Some(catalog) = self.first_catalog_bound_to(&tenant, &name).await? {
+            return Err(DeleteWarehouseError::Bound {
+                warehouse: name,
+                catalog,
+            });
+        }
+        match records::delete(self.records(), &key, current.version).await {
+            Ok(()) => Ok(()),
+            Err(PutError::Mismatch { actual: None }) => Err(DeleteWarehouseError::NotFound {
+                tenant: tenant.to_string(),
+                warehouse: name.to_string(),
+            }),
+            Err(PutError::Mismatch { .. }) => Err(DeleteWarehouseError::Conflict(name)),
+            Err(PutError::Records(e)) => Err(e.into()),
+        }
+    }
+
+    /// A catalog of `tenant` bound to `warehouse`, if any: a scan of the tenant's catalogs,
+    /// which are few.
+    async fn first_catalog_bound_to(
+        &self,
+        tenant: &Name,
+        warehouse: &Name,
+    ) -> Result<Option<Name>, RecordsError> {
+        let prefix = records::catalogs_of(tenant);
+        let mut after = None;
+        loop {
+            let page: Page<Versioned<CatalogRecord>> =
+                records::list(self.records(), &prefix, after.as_ref(), records::MAX_PAGE).await?;
+            if let Some(found) = page.items.iter().find(|c| &c.value.warehouse == warehouse) {
+                return Ok(Some(found.value.name.clone()));
+            }
+            match page.next_after {
+                Some(next) => after = Some(next),
+                None => return Ok(None),
+            }
+        }
+    }
+}
