@@ -146,6 +146,7 @@ pub enum DeleteCatalogError {
 impl Tenancy {
     /// Creates catalog `name` in `tenant`: its record, bound to a warehouse of the same
     /// tenant, then its repository (an empty first commit on `main`, by `principal`).
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, catalog = %name))]
     pub async fn create_catalog(
         &self,
         tenant: &str,
@@ -222,10 +223,7 @@ impl Tenancy {
                 }
                 Err(PutError::Records(e)) => return Err(e.into()),
             };
-        let undo = || async {
-            // Best effort: the error the caller gets matters more than a failed cleanup.
-            let _ = records::delete(self.records(), &key, version).await;
-        };
+        let undo = || records::undo(self.records(), &key, version);
         if !records::touch(self.records(), &tenant_key).await? {
             undo().await;
             return Err(CreateCatalogError::TenantNotFound(tenant));
@@ -328,6 +326,7 @@ impl Tenancy {
     /// any namespace, table or view, and while the catalog has any other branch or tag, so no
     /// content is ever dropped by this call (there is no `force`: empty the catalog first).
     /// The repository's objects stay in the store, unreachable from any ref.
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, catalog = %name))]
     pub async fn delete_catalog(
         &self,
         tenant: &str,
@@ -398,10 +397,12 @@ impl Tenancy {
             Ok(()) => Ok(()),
             Err(error) => {
                 // Put `main` back so the record and its repository stay together.
-                if let Some(head) = head {
-                    let _ = self
+                if let Some(head) = head
+                    && let Err(error) = self
                         .move_main(&catalog, Expected::Absent, Target::Set(head), principal)
-                        .await;
+                        .await
+                {
+                    tracing::warn!(catalog = %name, %error, "could not restore `main`");
                 }
                 match error {
                     PutError::Mismatch { .. } => Err(DeleteCatalogError::Conflict(name)),

@@ -41,6 +41,7 @@ impl Tenancy {
     /// missing and leaving what exists as it is; safe to run on every start. An existing
     /// repository of the default catalog is adopted with its history; without one, an empty
     /// catalog is created.
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %setup.tenant, catalog = %setup.catalog))]
     pub async fn ensure_default(
         &self,
         setup: DefaultSetup,

@@ -45,6 +45,8 @@ pub enum RecordsError {
     Corrupt { key: String, reason: String },
     #[error("encoding record `{key}`: {reason}")]
     Encode { key: String, reason: String },
+    #[error("record `{key}` kept changing under concurrent writers; try again")]
+    Contended { key: String },
 }
 
 /// A write lost its compare-and-swap, or failed.
@@ -122,6 +124,14 @@ pub(crate) async fn put<T: Serialize>(
         .await?)
 }
 
+/// Deletes a record this call wrote when a later step failed. A failure here is logged, not
+/// returned: the caller's error says what went wrong first.
+pub(crate) async fn undo(records: &dyn RecordStore, key: &RecordKey, version: u64) {
+    if let Err(error) = records.delete_record(key, version).await {
+        tracing::warn!(%key, %error, "could not take back a record after a failed create");
+    }
+}
+
 pub(crate) async fn delete(
     records: &dyn RecordStore,
     key: &RecordKey,
@@ -130,6 +140,9 @@ pub(crate) async fn delete(
     Ok(records.delete_record(key, version).await?)
 }
 
+/// How often [`touch`] tries before it gives up on a record that keeps changing.
+const TOUCH_ATTEMPTS: usize = 32;
+
 /// Writes a record's value again, only to raise its version: a delete of the record that
 /// read the old version then fails its compare-and-swap. Returns `false` when the record is
 /// gone. Retries while other writers move the version.
@@ -137,7 +150,7 @@ pub(crate) async fn touch(
     records: &dyn RecordStore,
     key: &RecordKey,
 ) -> Result<bool, RecordsError> {
-    loop {
+    for _ in 0..TOUCH_ATTEMPTS {
         let Some(record) = records.get_record(key).await? else {
             return Ok(false);
         };
@@ -150,6 +163,9 @@ pub(crate) async fn touch(
             Err(RecordError::Backend(e)) => return Err(e.into()),
         }
     }
+    Err(RecordsError::Contended {
+        key: key.to_string(),
+    })
 }
 
 /// Whether any record starts with `prefix`.

@@ -83,6 +83,7 @@ pub enum DeleteTenantError {
 
 impl Tenancy {
     /// Creates a tenant; fails if one of that name exists.
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %name))]
     pub async fn create_tenant(
         &self,
         name: &str,
@@ -127,6 +128,7 @@ impl Tenancy {
     }
 
     /// Sets the description of a tenant at `expected_version` (compare-and-swap).
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %name))]
     pub async fn update_tenant_description(
         &self,
         name: &str,
@@ -170,6 +172,7 @@ impl Tenancy {
     /// Creating a warehouse or catalog raises the tenant's version after writing its record,
     /// and this deletes the version it read before checking, so a tenant is never deleted
     /// with a child that its check missed.
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %name))]
     pub async fn delete_tenant(&self, name: &str) -> Result<(), DeleteTenantError> {
         let name = Name::new("tenant", name)?;
         let key = records::tenant_key(&name);

@@ -492,6 +492,7 @@ pub enum DeleteWarehouseError {
 
 impl Tenancy {
     /// Creates warehouse `name` in `tenant`, sealing its credentials under the server key.
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, warehouse = %name))]
     pub async fn create_warehouse(
         &self,
         tenant: &str,
@@ -543,7 +544,7 @@ impl Tenancy {
             };
         if !records::touch(self.records(), &tenant_key).await? {
             // The tenant was deleted meanwhile: take the warehouse back.
-            let _ = records::delete(self.records(), &key, version).await;
+            records::undo(self.records(), &key, version).await;
             return Err(CreateWarehouseError::TenantNotFound(tenant));
         }
         Ok(Versioned {
@@ -583,6 +584,7 @@ impl Tenancy {
 
     /// Changes a warehouse at `expected_version` (compare-and-swap). New credentials are
     /// sealed with a new nonce.
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, warehouse = %name))]
     pub async fn update_warehouse(
         &self,
         tenant: &str,
@@ -653,6 +655,7 @@ impl Tenancy {
     /// Creating a catalog raises its warehouse's version after writing the catalog record, and
     /// this deletes the version it read before checking, so no catalog is left bound to a
     /// deleted warehouse.
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, warehouse = %name))]
     pub async fn delete_warehouse(
         &self,
         tenant: &str,
