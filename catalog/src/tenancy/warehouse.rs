@@ -1,7 +1,7 @@
 //! Warehouses: where a tenant's catalogs keep their files, and the credentials to reach them.
 //!
 //! Credentials are stored sealed under the server key with the warehouse's record key as
-//! associated data (see [`secret`](super::secret)); what a listing or a GET shows is a
+//! associated data (see [`super::secret`]); what a listing or a GET shows is a
 //! [`WarehouseView`], which says which credential fields are set and nothing more.
 
 use std::sync::Arc;
