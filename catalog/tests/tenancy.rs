@@ -122,6 +122,7 @@ on_every_backend!(
     a_local_warehouse_reads_and_writes_through_file_io,
     a_non_empty_catalog_cannot_be_deleted,
     ensure_default_adopts_the_existing_catalog_and_is_idempotent,
+    no_warehouse_outlives_a_tenant_deleted_while_it_is_created,
 );
 
 fn local(dir: &std::path::Path) -> WarehouseSpec {
@@ -705,7 +706,13 @@ async fn debug_output_and_the_public_view_show_no_secret(f: Fixture) {
         format!("{key:?}"),
     ];
     for text in &shown {
-        for secret in [SECRET_ACCESS_KEY, SESSION_TOKEN, key.reveal_hex().as_str()] {
+        let key_hex = key.reveal_hex();
+        for secret in [
+            SECRET_ACCESS_KEY,
+            SESSION_TOKEN,
+            ACCESS_KEY_ID,
+            key_hex.as_str(),
+        ] {
             assert!(!text.contains(secret), "{text}");
         }
     }
@@ -918,6 +925,29 @@ async fn ensure_default_adopts_the_existing_catalog_and_is_idempotent(f: Fixture
         .commit;
     assert_eq!(now, head, "the history was adopted, not replaced");
 
+    // A record whose repository is missing (a create that stopped half way) is finished.
+    let tx = Transaction {
+        updates: vec![RefUpdate {
+            reference: opened.default_branch(),
+            expected: Expected::Equals(head),
+            target: Target::Delete,
+        }],
+        principal: "ana".into(),
+        message: "lose the repository".into(),
+        time: Timestamp::now(),
+    };
+    f.store.transact(opened.odb().repo(), tx).await.unwrap();
+    let setup = DefaultSetup {
+        tenant: "default".into(),
+        warehouse: "default".into(),
+        warehouse_spec: local(dir.path()),
+        catalog: "main".into(),
+        principal: "pangolin".into(),
+    };
+    let repaired = tenancy.ensure_default(setup).await.unwrap();
+    assert!(repaired.created_catalog && !repaired.created_tenant);
+    assert!(opened.exists().await.unwrap());
+
     // Without a repository, ensure_default creates an empty catalog.
     let fresh = DefaultSetup {
         tenant: "other".into(),
@@ -929,4 +959,34 @@ async fn ensure_default_adopts_the_existing_catalog_and_is_idempotent(f: Fixture
     tenancy.ensure_default(fresh).await.unwrap();
     let catalog = Catalog::open(f.store.clone(), f.cache.clone(), "other", "lake").unwrap();
     assert!(catalog.exists().await.unwrap());
+}
+
+async fn no_warehouse_outlives_a_tenant_deleted_while_it_is_created(f: Fixture) {
+    let tenancy = f.tenancy(&SecretKey::generate());
+    for round in 0..20 {
+        let tenant = format!("t{round}");
+        tenancy.create_tenant(&tenant, None).await.unwrap();
+        let create = {
+            let (tenancy, tenant) = (tenancy.clone(), tenant.clone());
+            tokio::spawn(async move { tenancy.create_warehouse(&tenant, "w", s3(false)).await })
+        };
+        let delete = {
+            let (tenancy, tenant) = (tenancy.clone(), tenant.clone());
+            tokio::spawn(async move { tenancy.delete_tenant(&tenant).await })
+        };
+        let created = create.await.unwrap();
+        let deleted = delete.await.unwrap();
+        let tenant_left = tenancy.tenant(&tenant).await.is_ok();
+        let warehouse_left = tenancy.warehouse(&tenant, "w").await.is_ok();
+        assert!(
+            tenant_left || !warehouse_left,
+            "round {round}: a warehouse outlived its tenant ({created:?}, {deleted:?})"
+        );
+        assert_eq!(
+            created.is_ok(),
+            warehouse_left,
+            "round {round}: {created:?}"
+        );
+        assert_eq!(deleted.is_ok(), !tenant_left, "round {round}: {deleted:?}");
+    }
 }

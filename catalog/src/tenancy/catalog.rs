@@ -58,6 +58,7 @@ pub struct NewCatalog {
     pub properties: BTreeMap<String, String>,
 }
 
+/// Why [`Tenancy::create_catalog`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateCatalogError {
     #[error(transparent)]
@@ -94,6 +95,7 @@ pub enum CreateCatalogError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::resolve`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GetCatalogError {
     #[error(transparent)]
@@ -105,6 +107,7 @@ pub enum GetCatalogError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::open_catalog`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenCatalogError {
     #[error(transparent)]
@@ -117,6 +120,7 @@ pub enum OpenCatalogError {
     Open(#[from] crate::catalog::OpenError),
 }
 
+/// Why [`Tenancy::delete_catalog`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DeleteCatalogError {
     #[error(transparent)]

@@ -5,6 +5,7 @@ use super::Tenancy;
 use super::catalog::{CatalogKind, CreateCatalogError, NewCatalog};
 use super::tenant::CreateTenantError;
 use super::warehouse::{CreateWarehouseError, WarehouseSpec};
+use crate::catalog::{Catalog, CreateError};
 
 /// The default tenant, warehouse and catalog a server starts with.
 #[derive(Debug, Clone)]
@@ -26,6 +27,7 @@ pub struct DefaultOutcome {
     pub created_catalog: bool,
 }
 
+/// Why [`Tenancy::ensure_default`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EnsureDefaultError {
     #[error("creating the default tenant: {0}")]
@@ -70,7 +72,41 @@ impl Tenancy {
             .await
         {
             Ok(_) => outcome.created_catalog = true,
-            Err(CreateCatalogError::Exists { .. }) => {}
+            Err(CreateCatalogError::Exists { tenant, catalog }) => {
+                // A create stopped between the record and the repository leaves a record
+                // without a repository: finish it. Checked first, so a restart writes nothing.
+                let repository = Catalog::open(
+                    self.store.clone(),
+                    self.cache.clone(),
+                    tenant.as_str(),
+                    catalog.as_str(),
+                )
+                .map_err(|source| CreateCatalogError::Repository {
+                    catalog: catalog.clone(),
+                    source: source.into(),
+                })?;
+                let exists = repository
+                    .exists()
+                    .await
+                    .map_err(|e| CreateCatalogError::Records(e.into()))?;
+                if !exists {
+                    let created = Catalog::create(
+                        self.store.clone(),
+                        self.cache.clone(),
+                        tenant.as_str(),
+                        catalog.as_str(),
+                        &setup.principal,
+                    )
+                    .await;
+                    match created {
+                        Ok(_) => outcome.created_catalog = true,
+                        Err(CreateError::Exists(_)) => {}
+                        Err(source) => {
+                            return Err(CreateCatalogError::Repository { catalog, source }.into());
+                        }
+                    }
+                }
+            }
             Err(e) => return Err(e.into()),
         }
         Ok(outcome)

@@ -18,6 +18,7 @@ pub struct Tenant {
     pub updated_at: Timestamp,
 }
 
+/// Why [`Tenancy::create_tenant`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateTenantError {
     #[error(transparent)]
@@ -28,6 +29,7 @@ pub enum CreateTenantError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::tenant`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GetTenantError {
     #[error(transparent)]
@@ -48,6 +50,7 @@ pub enum ListError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::update_tenant_description`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum UpdateTenantError {
     #[error(transparent)]
@@ -64,6 +67,7 @@ pub enum UpdateTenantError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::delete_tenant`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DeleteTenantError {
     #[error(transparent)]
@@ -127,7 +131,8 @@ impl Tenancy {
         Ok(records::list(self.records(), records::TENANTS, after.as_ref(), limit).await?)
     }
 
-    /// Sets the description of a tenant at `expected_version` (compare-and-swap).
+    /// Sets the description of a tenant at `expected_version` (compare-and-swap). Creating a
+    /// warehouse or catalog in the tenant also raises its version.
     #[tracing::instrument(level = "debug", skip_all, fields(tenant = %name))]
     pub async fn update_tenant_description(
         &self,

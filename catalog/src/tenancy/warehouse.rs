@@ -158,8 +158,9 @@ fn with_prefix(base: String, prefix: Option<&str>) -> String {
     }
 }
 
-/// Credentials for a warehouse's storage, as given by an operator. `Debug` shows no secret.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+/// Credentials for a warehouse's storage, as given by an operator. `Debug` shows only which
+/// fields are set, as the public view does.
+#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(
     tag = "type",
     rename_all = "kebab-case",
@@ -173,6 +174,15 @@ pub enum Credentials {
         #[serde(default)]
         session_token: Option<Secret>,
     },
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("kind", &self.kind())
+            .field("fields_set", &self.fields_set())
+            .finish()
+    }
 }
 
 /// The plaintext that is sealed: borrowed, so no copy of a secret outlives the sealing.
@@ -352,7 +362,8 @@ impl WarehouseRecord {
     }
 
     /// The runtime warehouse: its root location and file access with its credentials.
-    /// Reaches no server; a local root's directory is created if missing.
+    /// Reaches no server and touches no file: a missing local directory is created by the
+    /// first write below it.
     pub fn to_runtime(&self, key: &SecretKey) -> Result<Warehouse, RuntimeError> {
         let credentials = self
             .credentials(key)
@@ -426,6 +437,7 @@ fn check_spec(storage: &StorageConfig, credentials: Option<&Credentials>) -> Res
     }
 }
 
+/// Why [`Tenancy::create_warehouse`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateWarehouseError {
     #[error(transparent)]
@@ -442,6 +454,7 @@ pub enum CreateWarehouseError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::warehouse`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GetWarehouseError {
     #[error(transparent)]
@@ -452,6 +465,7 @@ pub enum GetWarehouseError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::update_warehouse`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum UpdateWarehouseError {
     #[error(transparent)]
@@ -474,6 +488,7 @@ pub enum UpdateWarehouseError {
     Records(#[from] RecordsError),
 }
 
+/// Why [`Tenancy::delete_warehouse`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DeleteWarehouseError {
     #[error(transparent)]
@@ -583,7 +598,8 @@ impl Tenancy {
     }
 
     /// Changes a warehouse at `expected_version` (compare-and-swap). New credentials are
-    /// sealed with a new nonce.
+    /// sealed with a new nonce. Binding a catalog to the warehouse also raises its version,
+    /// so an update read before that has to read again.
     #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, warehouse = %name))]
     pub async fn update_warehouse(
         &self,
