@@ -17,6 +17,7 @@ pub mod migrate;
 pub mod name;
 pub mod records;
 pub mod secret;
+pub mod storage;
 pub mod tenant;
 pub mod warehouse;
 
@@ -36,13 +37,13 @@ pub use migrate::{DefaultOutcome, DefaultSetup, EnsureDefaultError};
 pub use name::{Name, NameError};
 pub use records::{MAX_PAGE, Page, RecordsError, Versioned};
 pub use secret::{OpenError, SealError, Sealed, SecretKey, SecretKeyError};
+pub use storage::{Credentials, StorageConfig};
 pub use tenant::{
     CreateTenantError, DeleteTenantError, GetTenantError, ListError, Tenant, UpdateTenantError,
 };
 pub use warehouse::{
-    CreateWarehouseError, Credentials, CredentialsView, DeleteWarehouseError, GetWarehouseError,
-    RuntimeError, StorageConfig, UpdateWarehouseError, WarehouseRecord, WarehouseSpec,
-    WarehouseUpdate, WarehouseView,
+    CreateWarehouseError, CredentialsView, DeleteWarehouseError, GetWarehouseError, RuntimeError,
+    UpdateWarehouseError, WarehouseRecord, WarehouseSpec, WarehouseUpdate, WarehouseView,
 };
 
 /// Tenants, warehouses and catalogs of one deployment, over its store and server key.

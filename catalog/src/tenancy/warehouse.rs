@@ -8,251 +8,21 @@ use std::sync::Arc;
 
 use pangolin_records::{ExpectedVersion, RecordKey};
 use pangolin_store::Timestamp;
-use zeroize::Zeroizing;
 
 use super::Tenancy;
 use super::catalog::CatalogRecord;
 use super::name::{Name, NameError};
 use super::records::{self, Page, PutError, RecordsError, Versioned};
-use super::secret::{self, OpenError, SealError, Sealed, SecretKey};
+use super::secret::{self, OpenError, SealError, SecretKey};
+use super::storage::{
+    Credentials, SealedCredentials, StorageConfig, check_spec, local_root, with_prefix,
+};
 use super::tenant::ListError;
-use crate::iceberg::{FileIo, IoError, S3Settings, Secret, StorageOptions};
+use crate::iceberg::{FileIo, IoError, StorageOptions};
 use crate::warehouse::Warehouse;
 
 /// How many parsed metadata files a runtime warehouse keeps in memory.
 pub const RUNTIME_CACHED_TABLES: usize = 10_000;
-
-/// Where a warehouse's files are.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "kebab-case",
-    rename_all_fields = "kebab-case"
-)]
-pub enum StorageConfig {
-    /// A directory on the server: an absolute path or a `file://` URL.
-    Local { root: String },
-    /// A bucket on AWS S3 or an S3-compatible server.
-    S3 {
-        bucket: String,
-        /// The folder inside the bucket; the bucket's top when absent.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        prefix: Option<String>,
-        /// See [`S3Settings::region`].
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        region: Option<String>,
-        /// See [`S3Settings::endpoint`].
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        endpoint: Option<String>,
-        /// See [`S3Settings::path_style`].
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        path_style: Option<bool>,
-        /// See [`S3Settings::hand_out_credentials`].
-        #[serde(default)]
-        hand_out_credentials: bool,
-    },
-    /// Azure Blob Storage: modelled, not served yet (see [`RuntimeError::Unsupported`]).
-    Azure {
-        account: String,
-        container: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        prefix: Option<String>,
-    },
-    /// Google Cloud Storage: modelled, not served yet (see [`RuntimeError::Unsupported`]).
-    Gcs {
-        bucket: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        prefix: Option<String>,
-    },
-}
-
-impl StorageConfig {
-    fn kind(&self) -> &'static str {
-        match self {
-            Self::Local { .. } => "local",
-            Self::S3 { .. } => "s3",
-            Self::Azure { .. } => "azure",
-            Self::Gcs { .. } => "gcs",
-        }
-    }
-
-    /// Checks what can be checked without reaching the storage.
-    fn validate(&self) -> Result<(), String> {
-        match self {
-            Self::Local { root } => local_root(root).map(|_| ()),
-            Self::S3 { bucket, .. } => {
-                valid_bucket(bucket)?;
-                self.s3_settings(None).validate()
-            }
-            Self::Azure {
-                account, container, ..
-            } => valid_bucket(account).and_then(|()| valid_bucket(container)),
-            Self::Gcs { bucket, .. } => valid_bucket(bucket),
-        }
-    }
-
-    /// The S3 settings of an `S3` storage with `credentials`; defaults for other kinds.
-    fn s3_settings(&self, credentials: Option<&Credentials>) -> S3Settings {
-        let Self::S3 {
-            region,
-            endpoint,
-            path_style,
-            hand_out_credentials,
-            ..
-        } = self
-        else {
-            return S3Settings::default();
-        };
-        let (access_key_id, secret_access_key) = match credentials {
-            Some(Credentials::S3 {
-                access_key_id,
-                secret_access_key,
-                ..
-            }) => (Some(access_key_id.clone()), Some(secret_access_key.clone())),
-            None => (None, None),
-        };
-        S3Settings {
-            endpoint: endpoint.clone(),
-            region: region.clone(),
-            path_style: *path_style,
-            access_key_id,
-            secret_access_key,
-            hand_out_credentials: *hand_out_credentials,
-        }
-    }
-}
-
-/// A local root as a `file://` URL.
-fn local_root(root: &str) -> Result<String, String> {
-    let url = crate::iceberg::io::location_url(root).map_err(|e| e.to_string())?;
-    if url.scheme() != "file" {
-        return Err(format!(
-            "a local warehouse root is an absolute path or a file:// URL, not `{root}`"
-        ));
-    }
-    Ok(url.to_string())
-}
-
-fn valid_bucket(name: &str) -> Result<(), String> {
-    let fine = !name.is_empty()
-        && name.len() <= 255
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if fine {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{name}` is not a valid bucket, account or container name"
-        ))
-    }
-}
-
-fn with_prefix(base: String, prefix: Option<&str>) -> String {
-    match prefix
-        .map(|p| p.trim_matches('/'))
-        .filter(|p| !p.is_empty())
-    {
-        Some(prefix) => format!("{base}/{prefix}"),
-        None => base,
-    }
-}
-
-/// Credentials for a warehouse's storage, as given by an operator. `Debug` shows only which
-/// fields are set, as the public view does.
-#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "kebab-case",
-    rename_all_fields = "kebab-case"
-)]
-pub enum Credentials {
-    /// A static S3 key, with a session token for temporary keys.
-    S3 {
-        access_key_id: String,
-        secret_access_key: Secret,
-        #[serde(default)]
-        session_token: Option<Secret>,
-    },
-}
-
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials")
-            .field("kind", &self.kind())
-            .field("fields_set", &self.fields_set())
-            .finish()
-    }
-}
-
-/// The plaintext that is sealed: borrowed, so no copy of a secret outlives the sealing.
-#[derive(serde::Serialize)]
-#[serde(
-    tag = "type",
-    rename_all = "kebab-case",
-    rename_all_fields = "kebab-case"
-)]
-enum PlainCredentials<'a> {
-    S3 {
-        access_key_id: &'a str,
-        secret_access_key: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        session_token: Option<&'a str>,
-    },
-}
-
-impl Credentials {
-    fn kind(&self) -> &'static str {
-        match self {
-            Self::S3 { .. } => "s3",
-        }
-    }
-
-    /// The names of the fields that are set, for the public view.
-    fn fields_set(&self) -> Vec<String> {
-        match self {
-            Self::S3 { session_token, .. } => {
-                let mut fields = vec!["access-key-id".to_owned(), "secret-access-key".to_owned()];
-                if session_token.is_some() {
-                    fields.push("session-token".to_owned());
-                }
-                fields
-            }
-        }
-    }
-
-    fn plain(&self) -> PlainCredentials<'_> {
-        match self {
-            Self::S3 {
-                access_key_id,
-                secret_access_key,
-                session_token,
-            } => PlainCredentials::S3 {
-                access_key_id,
-                secret_access_key: secret_access_key.expose(),
-                session_token: session_token.as_ref().map(Secret::expose),
-            },
-        }
-    }
-
-    fn seal(&self, key: &SecretKey, record: &RecordKey) -> Result<SealedCredentials, SealError> {
-        let plaintext = Zeroizing::new(serde_json::to_vec(&self.plain()).map_err(|_| SealError)?);
-        Ok(SealedCredentials {
-            kind: self.kind().to_owned(),
-            fields_set: self.fields_set(),
-            sealed: secret::seal(key, record.as_str().as_bytes(), &plaintext)?,
-        })
-    }
-}
-
-/// Credentials as stored: which fields are set, in the clear, and all values sealed together.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct SealedCredentials {
-    kind: String,
-    fields_set: Vec<String>,
-    sealed: Sealed,
-}
 
 /// What a warehouse is made of: its storage and, optionally, credentials for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -421,19 +191,6 @@ impl WarehouseRecord {
                 source,
             })?;
         Ok(Warehouse::new(root, Arc::new(io)))
-    }
-}
-
-/// Checks a spec's storage and that its credentials fit that storage.
-fn check_spec(storage: &StorageConfig, credentials: Option<&Credentials>) -> Result<(), String> {
-    storage.validate()?;
-    match (storage, credentials) {
-        (_, None) | (StorageConfig::S3 { .. }, Some(Credentials::S3 { .. })) => Ok(()),
-        (storage, Some(credentials)) => Err(format!(
-            "{} credentials do not fit {} storage",
-            credentials.kind(),
-            storage.kind()
-        )),
     }
 }
 
