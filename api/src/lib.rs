@@ -12,6 +12,7 @@ pub mod idempotency;
 pub mod json;
 pub mod management;
 pub mod namespaces;
+pub mod security;
 pub mod state;
 pub mod tables;
 pub mod transactions;
@@ -105,8 +106,18 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(iceberg)
         .merge(management::routes())
+        .route("/v1/oauth/tokens", post(security::login::oauth_token))
+        .route("/api/v1/login", post(security::login::login))
+        .route("/api/v1/token/refresh", post(security::login::refresh))
+        .route("/api/v1/logout", post(security::login::logout))
+        .route("/api/v1/whoami", get(security::login::whoami))
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/ready", get(ready))
+        // Runs after routing, so it knows which route it guards; see `security`.
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            security::authn::layer,
+        ))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
+use crate::security::{self, Caller, resource};
 use crate::state::AppState;
+use pangolin_catalog::authz::Privilege;
 
 /// Namespace levels in a path are joined by the unit separator (`%1F`).
 const SEPARATOR: char = '\u{1f}';
@@ -28,8 +30,7 @@ pub(crate) fn levels(key: &ContentKey) -> Vec<String> {
 
 fn meta(action: &str, key: &ContentKey) -> CommitMeta {
     CommitMeta {
-        // Until authentication comes, writes are made by the anonymous principal.
-        principal: "anonymous".to_owned(),
+        principal: Caller::current_name(),
         message: format!("{action} namespace {key}"),
         properties: BTreeMap::from([("operation".to_owned(), format!("{action}-namespace"))]),
     }
@@ -124,6 +125,13 @@ pub async fn create(
 ) -> Result<Json<NamespaceResponse>, ApiError> {
     let scope = state.scope(&prefix)?;
     let key = ContentKey::new(request.namespace)?;
+    security::check(
+        &state,
+        Privilege::Create,
+        resource::namespace(&scope.catalog, key.parent().as_ref()),
+        scope.at.ref_name().as_str(),
+    )
+    .await?;
     let branch = scope.writable_branch().await?;
     scope
         .catalog

@@ -7,6 +7,7 @@ use pangolin_refs::Reference;
 use pangolin_store::ObjectCache;
 
 use crate::error::ApiError;
+use crate::security::{Caller, Security};
 
 /// The server's shared state.
 #[derive(Clone)]
@@ -15,7 +16,9 @@ pub struct AppState {
     pub cache: Arc<ObjectCache>,
     /// Every catalog's commits on one branch are grouped here (see `CommitQueues`).
     pub commits: Arc<CommitQueues>,
-    /// Until tenancy comes, every request acts in this tenant.
+    /// Who may do what, and the audit log.
+    pub security: Arc<Security>,
+    /// The tenant of callers who name none: everyone without authentication, root otherwise.
     pub tenant: String,
     /// The catalog used when a client names no warehouse.
     pub default_catalog: String,
@@ -46,7 +49,10 @@ impl AppState {
             Some((name, at)) => (name, at),
             None => (prefix, pangolin_catalog::DEFAULT_BRANCH),
         };
-        let catalog = Catalog::open(self.store.clone(), self.cache.clone(), &self.tenant, name)
+        // Catalog names resolve in the caller's tenant, so another tenant's catalog of the same
+        // name is simply not there.
+        let tenant = Caller::current().map_or_else(|| self.tenant.clone(), |c| c.tenant);
+        let catalog = Catalog::open(self.store.clone(), self.cache.clone(), &tenant, name)
             .map_err(|e| ApiError::bad_request(e.to_string()))?
             .with_warehouse(self.warehouse.clone())
             .with_commit_queues(self.commits.clone());

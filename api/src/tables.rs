@@ -23,10 +23,9 @@ use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::namespaces::{MAX_PAGE, decode_token, encode_token, levels, namespace_key};
+use crate::security::{self, Caller, resource};
 use crate::state::AppState;
-
-/// Until authentication comes, writes are made by the anonymous principal.
-const PRINCIPAL: &str = "anonymous";
+use pangolin_catalog::authz::Privilege;
 
 /// A table as clients load it, with the settings they need to reach its files. Serialized
 /// straight from the metadata (no intermediate JSON tree): loads are the hottest route.
@@ -139,7 +138,7 @@ pub async fn create(
             &branch,
             &key,
             table,
-            &table_commit_meta(PRINCIPAL, "create", &key),
+            &table_commit_meta(&Caller::current_name(), "create", &key),
         )
         .await?;
     Ok(load_result(&state, &created, &created.metadata).into_response())
@@ -265,7 +264,7 @@ pub async fn commit(
             &key,
             request.requirements,
             request.updates,
-            &table_commit_meta(PRINCIPAL, "commit", &key),
+            &table_commit_meta(&Caller::current_name(), "commit", &key),
         )
         .await?;
     Ok(Json(json!({
@@ -307,7 +306,7 @@ pub async fn drop(
             &branch,
             &key,
             purge,
-            &table_commit_meta(PRINCIPAL, action, &key),
+            &table_commit_meta(&Caller::current_name(), action, &key),
         )
         .await?;
     Ok(StatusCode::NO_CONTENT)
@@ -320,9 +319,24 @@ pub async fn rename(
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
     let (from, to, branch) = request.resolve(&scope).await?;
+    // A rename drops the old name and creates the new one.
+    security::check(
+        &state,
+        Privilege::Drop,
+        resource::table(&scope.catalog, &from),
+        branch.name.as_str(),
+    )
+    .await?;
+    security::check(
+        &state,
+        Privilege::Create,
+        resource::namespace(&scope.catalog, to.parent().as_ref()),
+        branch.name.as_str(),
+    )
+    .await?;
     let meta = CommitMeta {
         message: format!("rename table {from} to {to}"),
-        ..table_commit_meta(PRINCIPAL, "rename", &from)
+        ..table_commit_meta(&Caller::current_name(), "rename", &from)
     };
     scope
         .catalog
@@ -356,7 +370,7 @@ pub async fn register(
             // Spark names local files `file:/path`; the server reads `file:///path`.
             &pangolin_catalog::iceberg::update::canonical_location(&request.metadata_location),
             request.overwrite,
-            &table_commit_meta(PRINCIPAL, "register", &key),
+            &table_commit_meta(&Caller::current_name(), "register", &key),
         )
         .await?;
     Ok(load_result(&state, &registered, &registered.metadata).into_response())

@@ -10,10 +10,9 @@ use crate::address::{Identifier, writable};
 use crate::error::ApiError;
 use crate::extract::PathParams;
 use crate::json::JsonBody;
+use crate::security::{self, Caller, resource};
 use crate::state::AppState;
-
-/// Until authentication comes, writes are made by the anonymous principal.
-const PRINCIPAL: &str = "anonymous";
+use pangolin_catalog::authz::Privilege;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -66,9 +65,18 @@ pub async fn commit(
     }
     let at = at.unwrap_or_else(|| scope.at.clone());
     let branch = writable(&scope, &at).await?;
+    for change in &changes {
+        security::check(
+            &state,
+            Privilege::Write,
+            resource::table(&scope.catalog, &change.key),
+            branch.name.as_str(),
+        )
+        .await?;
+    }
     let names: Vec<String> = changes.iter().map(|c| c.key.to_string()).collect();
     let meta = CommitMeta {
-        principal: PRINCIPAL.to_owned(),
+        principal: Caller::current_name(),
         message: format!("commit tables {}", names.join(", ")),
         properties: [
             ("operation".to_owned(), "commit-transaction".to_owned()),

@@ -20,10 +20,9 @@ use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::namespaces::{MAX_PAGE, decode_token, encode_token, levels, namespace_key};
+use crate::security::{self, Caller, resource};
 use crate::state::AppState;
-
-/// Until authentication comes, writes are made by the anonymous principal.
-const PRINCIPAL: &str = "anonymous";
+use pangolin_catalog::authz::Privilege;
 
 /// The spec's `LoadViewResult`.
 fn load_result(view: &LoadedView) -> Json<Value> {
@@ -116,7 +115,7 @@ pub async fn create(
             &branch,
             &key,
             view,
-            &view_commit_meta(PRINCIPAL, "create", &key),
+            &view_commit_meta(&Caller::current_name(), "create", &key),
         )
         .await?;
     Ok(load_result(&created))
@@ -177,7 +176,7 @@ pub async fn replace(
             &key,
             request.requirements,
             request.updates,
-            &view_commit_meta(PRINCIPAL, "replace", &key),
+            &view_commit_meta(&Caller::current_name(), "replace", &key),
         )
         .await?;
     Ok(load_result(&replaced))
@@ -192,7 +191,11 @@ pub async fn drop(
     let branch = writable(&scope, &at).await?;
     scope
         .catalog
-        .drop_view(&branch, &key, &view_commit_meta(PRINCIPAL, "drop", &key))
+        .drop_view(
+            &branch,
+            &key,
+            &view_commit_meta(&Caller::current_name(), "drop", &key),
+        )
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -204,9 +207,24 @@ pub async fn rename(
 ) -> Result<StatusCode, ApiError> {
     let scope = state.scope(&prefix)?;
     let (from, to, branch) = request.resolve(&scope).await?;
+    // A rename drops the old name and creates the new one.
+    security::check(
+        &state,
+        Privilege::Drop,
+        resource::table(&scope.catalog, &from),
+        branch.name.as_str(),
+    )
+    .await?;
+    security::check(
+        &state,
+        Privilege::Create,
+        resource::namespace(&scope.catalog, to.parent().as_ref()),
+        branch.name.as_str(),
+    )
+    .await?;
     let meta = CommitMeta {
         message: format!("rename view {from} to {to}"),
-        ..view_commit_meta(PRINCIPAL, "rename", &from)
+        ..view_commit_meta(&Caller::current_name(), "rename", &from)
     };
     scope
         .catalog
@@ -237,7 +255,7 @@ pub async fn register(
             &branch,
             &key,
             &request.metadata_location,
-            &view_commit_meta(PRINCIPAL, "register", &key),
+            &view_commit_meta(&Caller::current_name(), "register", &key),
         )
         .await?;
     Ok(load_result(&registered))

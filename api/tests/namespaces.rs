@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
+use pangolin_api::security::Security;
 use pangolin_api::{AppState, router};
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_catalog::iceberg::FileIo;
@@ -20,10 +21,11 @@ async fn app() -> axum::Router {
         .await
         .unwrap();
     router(AppState {
-        store,
+        store: store.clone(),
         cache,
         tenant: "default".into(),
         commits: Default::default(),
+        security: Arc::new(Security::disabled(store.clone(), store.clone())),
         default_catalog: "lake".into(),
         // Namespace routes write no files.
         warehouse: Warehouse::new("file:///nonexistent", Arc::new(FileIo::new(1))),

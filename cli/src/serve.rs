@@ -11,10 +11,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use pangolin_api::AppState;
+use pangolin_api::security::Security;
 use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
 use pangolin_catalog::iceberg::{FileIo, S3Settings, Secret, StorageOptions};
 use pangolin_catalog::{Catalog, CreateError, SoleWriterRefCache, Store, Warehouse};
+use pangolin_identity::{Identity, IdentityConfig, Password, SigningKey, SystemClock};
+use pangolin_records::{AuditLog, RecordStore};
 use pangolin_store::ObjectCache;
 use serde::Deserialize;
 
@@ -85,6 +88,25 @@ pub(crate) struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new(),
     )]
     s3_hand_out_credentials: Option<bool>,
+    /// Serve without authentication: every request acts as root of the default tenant. For
+    /// local evaluation only: the server then refuses to listen beyond loopback.
+    #[arg(
+        long,
+        env = "PANGOLIN_NO_AUTH",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new(),
+    )]
+    no_auth: Option<bool>,
+    /// The password of `root`, used only when root is first created; when absent on first
+    /// start, one is generated and printed once.
+    #[arg(long, env = "PANGOLIN_ROOT_PASSWORD", hide_env_values = true)]
+    root_password: Option<Secret>,
+    /// The key that signs access tokens (32 to 128 bytes). Give every replica the same one;
+    /// when absent, one is generated on first start and kept in the database.
+    #[arg(long, env = "PANGOLIN_JWT_SECRET", hide_env_values = true)]
+    jwt_secret: Option<Secret>,
 }
 
 /// The configuration file: the same settings as the flags.
@@ -104,6 +126,9 @@ struct FileConfig {
     s3_secret_access_key: Option<Secret>,
     s3_path_style: Option<bool>,
     s3_hand_out_credentials: Option<bool>,
+    no_auth: Option<bool>,
+    root_password: Option<Secret>,
+    jwt_secret: Option<Secret>,
 }
 
 /// Settings after flags, environment, file and defaults are combined.
@@ -118,6 +143,9 @@ struct Settings {
     cache_mib: u64,
     /// For `s3://` locations; redacts its secret when shown.
     s3: S3Settings,
+    no_auth: bool,
+    root_password: Option<Secret>,
+    jwt_secret: Option<Secret>,
 }
 
 fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
@@ -160,32 +188,42 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .unwrap_or_else(|| "default".to_owned()),
         cache_mib: args.cache_mib.or(file.cache_mib).unwrap_or(256),
         s3,
+        no_auth: args.no_auth.or(file.no_auth).unwrap_or(false),
+        root_password: args.root_password.or(file.root_password),
+        jwt_secret: args.jwt_secret.or(file.jwt_secret),
     })
 }
 
 /// How many tables' parsed metadata stay in memory.
 const CACHED_TABLES: usize = 10_000;
 
-/// The tenant every request acts in until tenancy arrives.
+/// The tenant of the default catalog, and of every request without authentication.
 const TENANT: &str = "default";
 
 /// The catalog store. PostgreSQL may be shared by several servers, so its refs are always read
 /// from the database; an SQLite file or a RocksDB directory belongs to this server alone, which
 /// lets branch heads be answered from memory ([`SoleWriterRefCache`]).
-async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
-    let store = open_database(settings).await?;
+async fn open_store(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, Arc<dyn AuditLog>)> {
+    let (store, audit) = open_database(settings).await?;
     let shared = settings
         .database_url
         .as_deref()
         .is_some_and(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"));
-    Ok(if shared {
+    let store: Arc<dyn Store> = if shared {
         store
     } else {
         Arc::new(SoleWriterRefCache::new(store))
-    })
+    };
+    Ok((store, audit))
 }
 
-async fn open_database(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+/// One backend as both the catalog store and the audit log.
+fn both<B: Store + AuditLog>(backend: B) -> (Arc<dyn Store>, Arc<dyn AuditLog>) {
+    let backend = Arc::new(backend);
+    (backend.clone(), backend)
+}
+
+async fn open_database(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, Arc<dyn AuditLog>)> {
     match settings.database_url.as_deref() {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
             let pool = PoolSettings {
@@ -195,9 +233,9 @@ async fn open_database(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
             let store = PostgresBackend::connect(url, &pool)
                 .await
                 .context("connecting to PostgreSQL")?;
-            Ok(Arc::new(store))
+            Ok(both(store))
         }
-        Some(url) if url.starts_with("sqlite:") => Ok(Arc::new(
+        Some(url) if url.starts_with("sqlite:") => Ok(both(
             SqliteBackend::open_url(url)
                 .await
                 .with_context(|| format!("opening the database {url}"))?,
@@ -205,7 +243,7 @@ async fn open_database(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
         #[cfg(feature = "rocksdb")]
         Some(url) if url.starts_with("rocksdb://") => {
             let path = &url["rocksdb://".len()..];
-            Ok(Arc::new(
+            Ok(both(
                 pangolin_backend_rocksdb::RocksBackend::open(path)
                     .with_context(|| format!("opening the RocksDB database {path}"))?,
             ))
@@ -217,11 +255,9 @@ async fn open_database(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
         Some(other) => bail!("unsupported database URL `{other}`: use postgres:// or sqlite://"),
         None => {
             let database = settings.data_dir.join("pangolin.db");
-            Ok(Arc::new(
-                SqliteBackend::open(&database)
-                    .await
-                    .with_context(|| format!("opening the database {}", database.display()))?,
-            ))
+            Ok(both(SqliteBackend::open(&database).await.with_context(
+                || format!("opening the database {}", database.display()),
+            )?))
         }
     }
 }
@@ -274,11 +310,11 @@ pub(crate) fn main(args: ServeArgs) -> ExitCode {
 
 async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settings = settings(args)?;
-    // There is no authentication yet: refuse to be reachable from other machines.
-    if !settings.listen.ip().is_loopback() {
+    // Without authentication anyone who reaches the port is root: only this machine may.
+    if settings.no_auth && !settings.listen.ip().is_loopback() {
         bail!(
-            "refusing to listen on {}: this server has no authentication yet, so it only \
-             listens on loopback addresses (127.0.0.1, ::1)",
+            "refusing to listen on {} without authentication: --no-auth only listens on \
+             loopback addresses (127.0.0.1, ::1)",
             settings.listen
         );
     }
@@ -288,7 +324,8 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
             settings.data_dir.display()
         )
     })?;
-    let store = open_store(&settings).await?;
+    let (store, audit) = open_store(&settings).await?;
+    let security = security(&settings, &store, audit).await?;
     let warehouse = warehouse_location(&settings)?;
     let io = FileIo::with_options(
         CACHED_TABLES,
@@ -316,6 +353,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         store,
         cache,
         commits: Default::default(),
+        security: Arc::new(security),
         tenant: TENANT.to_owned(),
         default_catalog: settings.default_catalog.clone(),
         warehouse: Warehouse::new(warehouse.clone(), Arc::new(io)),
@@ -331,12 +369,57 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         database = if settings.database_url.is_some() { "configured" } else { "sqlite" },
         "pangolin is serving"
     );
-    axum::serve(listener, pangolin_api::router(state))
+    let app = pangolin_api::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown())
         .await
         .context("serving")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Identity, authorization and audit: off with `--no-auth`; otherwise users sign in, and on
+/// first start `root` is created (its generated password printed once).
+async fn security(
+    settings: &Settings,
+    store: &Arc<dyn Store>,
+    audit: Arc<dyn AuditLog>,
+) -> anyhow::Result<Security> {
+    let records: Arc<dyn RecordStore> = store.clone();
+    if settings.no_auth {
+        tracing::warn!("authentication is off: every request acts as root");
+        return Ok(Security::disabled(records, audit));
+    }
+    let signing_key = settings
+        .jwt_secret
+        .as_ref()
+        .map(|secret| SigningKey::new(secret.expose().as_bytes().to_vec()))
+        .transpose()
+        .context("the JWT secret")?;
+    let config = IdentityConfig {
+        signing_key,
+        ..IdentityConfig::default()
+    };
+    let identity = Identity::open(records.clone(), config, Arc::new(SystemClock))
+        .await
+        .context("opening the identity store")?;
+    let configured = settings
+        .root_password
+        .as_ref()
+        .map(|p| Password::new(p.expose()));
+    if let Some(generated) = identity
+        .bootstrap_root(configured.as_ref())
+        .await
+        .context("creating the root user")?
+    {
+        // Printed, not logged: log collectors keep what they are given.
+        eprintln!(
+            "\n  Created the administrator `root` with the password\n\n      {}\n\n  It is shown \
+             only now. Sign in with `pangolin login` and change it.\n",
+            generated.expose()
+        );
+    }
+    Ok(Security::required(identity, records, audit))
 }
 
 /// Resolves on Ctrl-C or SIGTERM: in-flight requests finish, new ones are refused.

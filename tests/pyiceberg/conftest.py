@@ -42,7 +42,7 @@ def _serve(extra_args=(), env=None, log=None):
         pytest.fail("PANGOLIN_BIN must point at the pangolin binary (scripts/test sets it)")
     data_dir = tempfile.mkdtemp(prefix="pangolin-pyiceberg-")
     port = _free_port()
-    command = [binary, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir]
+    command = [binary, "serve", "--no-auth", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir]
     database = os.environ.get("PANGOLIN_TEST_DATABASE_URL")
     if database:
         # scripts/test drops schemas named like this that earlier runs left behind.

@@ -51,7 +51,7 @@ def server():
     log_path = os.path.join(data_dir, "server.log")
     log = open(log_path, "w")
     process = subprocess.Popen(
-        [binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", os.path.join(data_dir, "data")],
+        [binary, "serve", "--no-auth", "--listen", "127.0.0.1:0", "--data-dir", os.path.join(data_dir, "data")],
         stdout=log,
         stderr=subprocess.STDOUT,
         env={**os.environ, "NO_COLOR": "1"},

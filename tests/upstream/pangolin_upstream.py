@@ -60,7 +60,7 @@ def serve(warehouse: str, item: pytest.Item | None = None):
     log_path = os.path.join(data_dir, "server.log")
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [binary, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir, "--warehouse", warehouse],
+            [binary, "serve", "--no-auth", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir, "--warehouse", warehouse],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={k: v for k, v in os.environ.items() if not k.startswith("PANGOLIN_")},

@@ -9,12 +9,13 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::views::{ChangeView, CommitView, EntryView, levels};
 use super::{
-    decode_token, encode_token, key_from_token, key_token, open, page_size, parse_hash, parse_key,
-    parse_spec,
+    authorize, decode_token, encode_token, key_from_token, key_token, open, page_size, parse_hash,
+    parse_key, parse_spec,
 };
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::state::AppState;
+use pangolin_catalog::authz::Privilege;
 
 fn diff_error(error: DiffError) -> ApiError {
     match error {
@@ -225,6 +226,8 @@ pub async fn diff(
     let catalog = open(&state, &catalog).await?;
     let from = parse_spec("from", &params.from)?;
     let to = parse_spec("to", &params.to)?;
+    authorize(&state, &catalog, Privilege::Read, &from).await?;
+    authorize(&state, &catalog, Privilege::Read, &to).await?;
     let prefix = params
         .prefix
         .as_deref()

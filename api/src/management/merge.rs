@@ -16,11 +16,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::views::{ChangeView, ConflictView};
-use super::{PRINCIPAL, open, parse_hash, parse_spec};
+use super::{authorize, open, parse_hash, parse_spec};
 use crate::error::ApiError;
 use crate::extract::PathParams;
 use crate::json::JsonBody;
+use crate::security::Caller;
 use crate::state::AppState;
+use pangolin_catalog::authz::Privilege;
 
 /// How to settle one conflicting key.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -155,7 +157,7 @@ async fn history_request(
     message: Option<String>,
 ) -> Result<HistoryRequest, ApiError> {
     Ok(HistoryRequest {
-        principal: PRINCIPAL.to_owned(),
+        principal: Caller::current_name(),
         message,
         expected_head: match expected {
             Some(hash) => Some(parse_hash(catalog, "expected-target-head", hash).await?),
@@ -177,6 +179,8 @@ pub async fn merge(
     let catalog = open(&state, &catalog).await?;
     let source = parse_spec("source", &request.source)?;
     let target = target_spec("target", request.target.as_deref())?;
+    authorize(&state, &catalog, Privilege::Read, &source).await?;
+    authorize(&state, &catalog, Privilege::Write, &target).await?;
     let options = MergeOptions {
         fast_forward: match request.fast_forward.as_deref() {
             None | Some("allow") => FastForward::Allow,
@@ -334,6 +338,10 @@ pub async fn cherry_pick(
         .map(|c| parse_spec("commit", c))
         .collect::<Result<Vec<_>, _>>()?;
     let onto = target_spec("onto", request.onto.as_deref())?;
+    for pick in &picks {
+        authorize(&state, &catalog, Privilege::Read, pick).await?;
+    }
+    authorize(&state, &catalog, Privilege::Write, &onto).await?;
     let options = PickOptions {
         strategy: strategy(request.strategy.as_deref())?,
         resolutions: resolutions(&request.resolutions)?,
@@ -386,6 +394,8 @@ pub async fn revert(
     let catalog = open(&state, &catalog).await?;
     let commit = parse_spec("commit", &request.commit)?;
     let on = target_spec("on", request.on.as_deref())?;
+    authorize(&state, &catalog, Privilege::Read, &commit).await?;
+    authorize(&state, &catalog, Privilege::Write, &on).await?;
     let options = PickOptions {
         strategy: strategy(request.strategy.as_deref())?,
         resolutions: resolutions(&request.resolutions)?,

@@ -2,6 +2,7 @@
 //! merges, cherry-picks and reverts. Every route is described in the OpenAPI document
 //! ([`openapi`]); the routes and the document are built from the same list.
 
+pub mod audit;
 pub mod catalogs;
 pub mod history;
 pub mod merge;
@@ -16,10 +17,9 @@ use pangolin_catalog::{Catalog, RefSpec};
 use pangolin_store::{ContentKey, HashPrefix, ObjectId};
 
 use crate::error::ApiError;
+use crate::security;
 use crate::state::AppState;
-
-/// Until authentication comes, changes are made by the anonymous principal.
-const PRINCIPAL: &str = "anonymous";
+use pangolin_catalog::authz::Privilege;
 
 /// Largest page a client may ask for, and the page when it asks for none.
 const MAX_PAGE: usize = 1_000;
@@ -54,6 +54,8 @@ pub fn routes() -> Router<AppState> {
             post(merge::cherry_pick),
         )
         .route("/api/v1/catalogs/{catalog}/revert", post(merge::revert))
+        .route("/api/v1/audit", get(audit::query))
+        .route("/api/v1/audit/verify", get(audit::verify_chain))
 }
 
 /// The catalog `name`, which must exist.
@@ -67,6 +69,22 @@ async fn open(state: &AppState, name: &str) -> Result<Catalog, ApiError> {
         ));
     }
     Ok(scope.catalog)
+}
+
+/// Authorizes `privilege` on the whole `catalog` at the ref `at` names.
+async fn authorize(
+    state: &AppState,
+    catalog: &Catalog,
+    privilege: Privilege,
+    at: &RefSpec,
+) -> Result<(), ApiError> {
+    security::check(
+        state,
+        privilege,
+        security::resource::catalog(catalog),
+        at.ref_name().as_str(),
+    )
+    .await
 }
 
 fn parse_spec(field: &str, value: &str) -> Result<RefSpec, ApiError> {

@@ -5,7 +5,7 @@
 use axum::Json;
 use utoipa::OpenApi;
 
-use super::{catalogs, history, merge, refs, views};
+use super::{audit, catalogs, history, merge, refs, views};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -30,6 +30,8 @@ use super::{catalogs, history, merge, refs, views};
         merge::merge,
         merge::cherry_pick,
         merge::revert,
+        audit::query,
+        audit::verify_chain,
     ),
     components(schemas(
         views::EntryView,

@@ -8,11 +8,13 @@ use pangolin_refs::{RefKind, RefName, Reference};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::{PRINCIPAL, decode_token, encode_token, open, page_size, parse_hash, parse_spec};
+use super::{authorize, decode_token, encode_token, open, page_size, parse_hash, parse_spec};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
+use crate::security::Caller;
 use crate::state::AppState;
+use pangolin_catalog::authz::Privilege;
 
 fn kind_name(kind: RefKind) -> &'static str {
     match kind {
@@ -181,8 +183,16 @@ pub async fn create(
             .as_deref()
             .unwrap_or(pangolin_catalog::DEFAULT_BRANCH),
     )?;
+    authorize(&state, &catalog, Privilege::Read, &from).await?;
+    authorize(
+        &state,
+        &catalog,
+        Privilege::ManageRefs,
+        &RefSpec::Named(name.clone()),
+    )
+    .await?;
     let (reference, head) = catalog
-        .create_ref(kind, name, &from, PRINCIPAL)
+        .create_ref(kind, name, &from, &Caller::current_name())
         .await
         .map_err(|e| match e {
             CreateRefError::Exists(_) => ApiError::new(
@@ -287,7 +297,7 @@ pub async fn assign(
     let to = parse_spec("to", &request.to)?;
     let expected = parse_hash(&catalog, "expected-hash", &request.expected_hash).await?;
     let (reference, hash) = catalog
-        .assign_branch(&name, &to, expected, PRINCIPAL)
+        .assign_branch(&name, &to, expected, &Caller::current_name())
         .await
         .map_err(update_error)?;
     Ok(Json(AssignedRef {
@@ -322,7 +332,7 @@ pub async fn delete(
         None => None,
     };
     catalog
-        .delete_ref(&name, expected, PRINCIPAL)
+        .delete_ref(&name, expected, &Caller::current_name())
         .await
         .map_err(update_error)?;
     Ok(StatusCode::NO_CONTENT)

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
+use pangolin_api::security::Security;
 use pangolin_api::{AppState, router};
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_catalog::iceberg::FileIo;
@@ -38,6 +39,7 @@ impl TestApp {
             cache: cache.clone(),
             tenant: "default".into(),
             commits: Default::default(),
+            security: Arc::new(Security::disabled(store.clone(), store.clone())),
             default_catalog: "lake".into(),
             warehouse: Warehouse::new(
                 format!("file://{}", dir.path().display()),

@@ -52,6 +52,8 @@ impl Server {
         let mut command = Command::new(binary);
         command
             .arg("serve")
+            // Measures the catalog, not sign-in: requests carry no credentials.
+            .arg("--no-auth")
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--data-dir")

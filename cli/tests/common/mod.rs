@@ -18,10 +18,22 @@ pub(crate) fn free_port() -> u16 {
 
 /// One HTTP/1.1 request with `Connection: close`; returns the status and the body.
 pub(crate) fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    http_as(port, None, method, path, body)
+}
+
+/// [`http`] with `Authorization: Bearer <token>` when a token is given.
+pub(crate) fn http_as(
+    port: u16,
+    token: Option<&str>,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String) {
     let mut stream = connect(port);
     let body = body.unwrap_or("");
+    let auth = token.map_or_else(String::new, |t| format!("Authorization: Bearer {t}\r\n"));
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(request.as_bytes()).unwrap();
@@ -67,6 +79,7 @@ pub(crate) fn start(data_dir: &Path, port: u16) -> Server {
     let child = Command::new(env!("CARGO_BIN_EXE_pangolin"))
         .args([
             "serve",
+            "--no-auth",
             "--listen",
             &format!("127.0.0.1:{port}"),
             "--data-dir",
@@ -99,7 +112,13 @@ pub(crate) fn start(data_dir: &Path, port: u16) -> Server {
 /// a port another server may take first.
 pub(crate) fn start_anywhere(data_dir: &Path) -> (Server, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pangolin"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .args([
+            "serve",
+            "--no-auth",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+        ])
         .arg(data_dir)
         .env_remove("PANGOLIN_CONFIG")
         .env("RUST_LOG", "info")

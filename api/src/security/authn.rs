@@ -1,0 +1,303 @@
+//! The layer in front of every route: find the route's need, identify the caller, refuse
+//! what the caller may not do, run the handler as the caller, audit the outcome.
+
+use std::collections::{BTreeMap, HashMap};
+
+use axum::extract::{FromRequestParts, MatchedPath, Query, RawPathParams, Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use pangolin_catalog::RefSpec;
+use pangolin_catalog::authz::{Principal, PrincipalKind, Resource};
+use pangolin_identity::ApiKey;
+use pangolin_records::Outcome;
+
+use super::audit::{self, Entry};
+use super::routes::{self, Level, Need, Route};
+use super::{AuthMode, Caller, unauthorized};
+use crate::address::parse_name;
+use crate::error::ApiError;
+use crate::namespaces::{levels, namespace_key};
+use crate::state::AppState;
+
+/// Root chooses the tenant it acts in with this header (others act in their own).
+pub const TENANT_HEADER: &str = "x-pangolin-tenant";
+
+/// The route layer: see the module docs.
+pub async fn layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let Some(route) = route_of(&parts.method, parts.extensions.get::<MatchedPath>()) else {
+        // Deny by default: a route nobody declared a need for is served to no one.
+        return super::forbidden("this route is not open to anyone".to_owned()).into_response();
+    };
+    if route.need == Need::Public {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let caller = match authenticate(&state, &parts.headers).await {
+        Ok(caller) => caller,
+        Err(refusal) => {
+            audit::write(
+                &state.security,
+                Entry {
+                    tenant: "~",
+                    principal: "unknown",
+                    action: route.action,
+                    resource_type: "authentication",
+                    resource_id: parts.uri.path(),
+                    outcome: Outcome::Denied,
+                    details: BTreeMap::from([("reason".to_owned(), refusal.reason.clone())]),
+                },
+            )
+            .await;
+            return ([(header::WWW_AUTHENTICATE, "Bearer")], refusal.error).into_response();
+        }
+    };
+    let params = match RawPathParams::from_request_parts(&mut parts, &state).await {
+        Ok(raw) => raw
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect::<HashMap<_, _>>(),
+        Err(rejection) => return ApiError::bad_request(rejection.body_text()).into_response(),
+    };
+    let query: HashMap<String, String> = Query::try_from_uri(&parts.uri)
+        .map(|Query(q)| q)
+        .unwrap_or_default();
+    let target = match target(route, &caller, &params, &query) {
+        Ok(target) => target,
+        Err(error) => return error.into_response(),
+    };
+    let allowed = match (route.need, &target) {
+        (Need::Path(privilege, _), Some((resource, branch))) => {
+            state
+                .security
+                .authorize(
+                    &caller,
+                    privilege,
+                    resource.clone(),
+                    branch.as_deref(),
+                    false,
+                )
+                .await
+        }
+        (Need::PathOrBelow(privilege, _), Some((resource, branch))) => {
+            state
+                .security
+                .authorize(
+                    &caller,
+                    privilege,
+                    resource.clone(),
+                    branch.as_deref(),
+                    true,
+                )
+                .await
+        }
+        (Need::Root, _) => state.security.require_root(&caller, route.action).await,
+        _ => Ok(()),
+    };
+    if let Err(error) = allowed {
+        return error.into_response();
+    }
+    let mutation = !matches!(parts.method, Method::GET | Method::HEAD);
+    let path = parts.uri.path().to_owned();
+    let response = caller
+        .clone()
+        .scope(next.run(Request::from_parts(parts, body)))
+        .await;
+    if mutation {
+        let status = response.status();
+        let resource_id = target
+            .as_ref()
+            .map_or_else(|| path.clone(), |(resource, _)| resource.to_string());
+        audit::write(
+            &state.security,
+            Entry {
+                tenant: &caller.tenant,
+                principal: caller.name(),
+                action: route.action,
+                resource_type: route.action.split('.').next().unwrap_or(route.action),
+                resource_id: &resource_id,
+                outcome: outcome_of(status),
+                details: BTreeMap::from([
+                    ("path".to_owned(), path),
+                    ("status".to_owned(), status.as_u16().to_string()),
+                ]),
+            },
+        )
+        .await;
+    }
+    response
+}
+
+fn route_of(method: &Method, matched: Option<&MatchedPath>) -> Option<&'static Route> {
+    let path = matched?.as_str();
+    // HEAD is served by the GET handler where no HEAD handler of its own exists.
+    routes::lookup(method, path).or_else(|| {
+        (method == Method::HEAD)
+            .then(|| routes::lookup(&Method::GET, path))
+            .flatten()
+    })
+}
+
+fn outcome_of(status: StatusCode) -> Outcome {
+    match status.as_u16() {
+        401 | 403 => Outcome::Denied,
+        s if s < 400 => Outcome::Success,
+        _ => Outcome::Failed,
+    }
+}
+
+/// Why a request was not authenticated: the answer, and the reason for the audit log.
+#[derive(Debug)]
+pub struct Refusal {
+    pub error: ApiError,
+    pub reason: String,
+}
+
+fn refuse(message: &str, reason: impl ToString) -> Refusal {
+    Refusal {
+        error: unauthorized(message),
+        reason: reason.to_string(),
+    }
+}
+
+/// Who sent `headers`: the holder of a verified bearer token or API key.
+pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Caller, Refusal> {
+    let security = &state.security;
+    let identity = match (&security.mode, &security.identity) {
+        (AuthMode::Required, Some(identity)) => identity,
+        _ => return Ok(Caller::anonymous(&state.tenant)),
+    };
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Err(refuse(
+            "sign in: send `Authorization: Bearer <token or API key>`",
+            "no credentials",
+        ));
+    };
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .ok_or_else(|| {
+            refuse(
+                "the Authorization header must be `Bearer <token>`",
+                "malformed header",
+            )
+        })?;
+    let (principal, token_id) = if token.starts_with("pgl_") {
+        let key = ApiKey::parse(token).map_err(|e| refuse("invalid API key", e))?;
+        let principal = identity
+            .authenticate_api_key(&key)
+            .await
+            .map_err(|e| refuse("invalid, expired or revoked API key", e))?;
+        (principal, None)
+    } else {
+        let verified = identity
+            .verify_access_token(token)
+            .await
+            .map_err(|e| refuse("invalid, expired or revoked token", e))?;
+        (verified.principal, Some(verified.claims.jti.clone()))
+    };
+    let tenant = principal
+        .id
+        .scope
+        .tenant_name()
+        .map(|t| t.as_str().to_owned());
+    let acting = match &tenant {
+        Some(own) => own.clone(),
+        None => headers
+            .get(TENANT_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map_or_else(|| state.tenant.clone(), str::to_owned),
+    };
+    Ok(Caller {
+        principal: Principal {
+            id: principal.id.to_string(),
+            tenant,
+            kind: match principal.id.kind {
+                pangolin_identity::PrincipalKind::User => PrincipalKind::User,
+                pangolin_identity::PrincipalKind::Service => PrincipalKind::Service,
+            },
+            is_admin: principal.is_admin,
+        },
+        tenant: acting,
+        unrestricted: false,
+        token_id,
+    })
+}
+
+/// What the path names at the `level` of the route's need, and the ref it works at.
+fn target(
+    route: &Route,
+    caller: &Caller,
+    params: &HashMap<String, String>,
+    query: &HashMap<String, String>,
+) -> Result<Option<(Resource, Option<String>)>, ApiError> {
+    let level = match route.need {
+        Need::Path(_, level) | Need::PathOrBelow(_, level) => level,
+        _ => return Ok(None),
+    };
+    let tenant = caller.tenant.clone();
+    if level == Level::Tenant {
+        return Ok(Some((Resource::Tenant { tenant }, None)));
+    }
+    let (catalog, prefix_ref) = match params.get("prefix").or_else(|| params.get("catalog")) {
+        Some(raw) => match raw.split_once('@') {
+            Some((name, at)) => (name.to_owned(), Some(ref_name(at)?)),
+            None => (raw.clone(), None),
+        },
+        None => return Ok(None),
+    };
+    let iceberg = params.contains_key("prefix");
+    let mut branch = prefix_ref;
+    let resource = match level {
+        Level::Tenant | Level::Catalog => Resource::Catalog { tenant, catalog },
+        Level::Namespace | Level::Table => {
+            let Some(namespace) = params.get("namespace") else {
+                return Ok(None);
+            };
+            let namespace = levels(&namespace_key(namespace)?);
+            match params.get("table").or_else(|| params.get("view")) {
+                Some(raw) if level == Level::Table => {
+                    let name = parse_name(raw)?;
+                    if let Some(at) = &name.at {
+                        branch = Some(at.ref_name().to_string());
+                    }
+                    Resource::Table {
+                        tenant,
+                        catalog,
+                        namespace,
+                        name: name.name,
+                    }
+                }
+                _ => Resource::Namespace {
+                    tenant,
+                    catalog,
+                    namespace,
+                },
+            }
+        }
+    };
+    // Management routes name the ref in the path (`refs/{name}`, `commits/{reference}`) or
+    // the query (`?ref=`); Iceberg routes work at `main` unless the prefix or name says.
+    let named = params
+        .get("name")
+        .or_else(|| params.get("reference"))
+        .or_else(|| query.get("ref"))
+        .and_then(|r| RefSpec::parse(r).ok())
+        .map(|spec| spec.ref_name().to_string());
+    let branch = branch.or(named).or_else(|| {
+        (iceberg || route.path.ends_with("/log") || route.path.ends_with("/entries"))
+            .then(|| pangolin_catalog::DEFAULT_BRANCH.to_owned())
+    });
+    Ok(Some((resource, branch)))
+}
+
+fn ref_name(at: &str) -> Result<String, ApiError> {
+    RefSpec::parse(at)
+        .map(|spec| spec.ref_name().to_string())
+        .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))
+}

@@ -1,0 +1,318 @@
+//! Every route the server serves, with the action it is audited as and what it needs before
+//! its handler runs. The authorization layer looks each request up here and refuses a route
+//! that is missing (deny by default); a test checks that every route of the router is listed.
+
+use axum::http::Method;
+use pangolin_catalog::authz::Privilege;
+
+/// How deep into the catalog tree a route's path names its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// The caller's tenant.
+    Tenant,
+    /// The catalog of the `{prefix}` or `{catalog}` segment.
+    Catalog,
+    /// The `{namespace}` of that catalog.
+    Namespace,
+    /// The `{table}` or `{view}` in that namespace.
+    Table,
+}
+
+/// What a route needs before its handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Anyone, signed in or not: health, readiness, signing in, the OpenAPI document.
+    Public,
+    /// Any signed-in principal; the handler shows only what is the caller's own.
+    SignedIn,
+    /// The privilege on what the path names, at the ref the path names.
+    Path(Privilege, Level),
+    /// The privilege on what the path names or on anything beneath it: listings, whose
+    /// handlers then show only what the caller may see.
+    PathOrBelow(Privilege, Level),
+    /// The handler authorizes through the same check, because what the route touches is
+    /// named in its body or query (renames, transactions, merges, new refs, admin records).
+    Handler,
+    /// Only root (the deployment's administrator).
+    Root,
+}
+
+/// One route: method, path as routed, the action name audit events carry, and its need.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub action: &'static str,
+    pub need: Need,
+}
+
+const fn route(
+    method: &'static str,
+    path: &'static str,
+    action: &'static str,
+    need: Need,
+) -> Route {
+    Route {
+        method,
+        path,
+        action,
+        need,
+    }
+}
+
+use Level::{Catalog, Namespace, Table, Tenant};
+use Need::{Handler, Path, PathOrBelow, Public, Root, SignedIn};
+use Privilege::{Create, Drop, ManageRefs, Read, ReadAudit, Write};
+
+/// The whole HTTP surface.
+pub static ROUTES: &[Route] = &[
+    route("GET", "/health", "health", Public),
+    route("GET", "/ready", "ready", Public),
+    // Iceberg REST.
+    route("GET", "/v1/config", "config.get", SignedIn),
+    route("POST", "/v1/oauth/tokens", "auth.oauth-token", Public),
+    route(
+        "GET",
+        "/v1/{prefix}/namespaces",
+        "namespace.list",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces",
+        "namespace.create",
+        Handler,
+    ),
+    route(
+        "GET",
+        "/v1/{prefix}/namespaces/{namespace}",
+        "namespace.load",
+        Path(Read, Namespace),
+    ),
+    route(
+        "HEAD",
+        "/v1/{prefix}/namespaces/{namespace}",
+        "namespace.exists",
+        Path(Read, Namespace),
+    ),
+    route(
+        "DELETE",
+        "/v1/{prefix}/namespaces/{namespace}",
+        "namespace.drop",
+        Path(Drop, Namespace),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/properties",
+        "namespace.update-properties",
+        Path(Write, Namespace),
+    ),
+    route(
+        "GET",
+        "/v1/{prefix}/namespaces/{namespace}/tables",
+        "table.list",
+        PathOrBelow(Read, Namespace),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/tables",
+        "table.create",
+        Path(Create, Namespace),
+    ),
+    route(
+        "GET",
+        "/v1/{prefix}/namespaces/{namespace}/tables/{table}",
+        "table.load",
+        Path(Read, Table),
+    ),
+    route(
+        "HEAD",
+        "/v1/{prefix}/namespaces/{namespace}/tables/{table}",
+        "table.exists",
+        Path(Read, Table),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/tables/{table}",
+        "table.commit",
+        Path(Write, Table),
+    ),
+    route(
+        "DELETE",
+        "/v1/{prefix}/namespaces/{namespace}/tables/{table}",
+        "table.drop",
+        Path(Drop, Table),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+        "table.report-metrics",
+        Path(Read, Table),
+    ),
+    route(
+        "GET",
+        "/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+        "table.credentials",
+        Path(Read, Table),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/register",
+        "table.register",
+        Path(Create, Namespace),
+    ),
+    route(
+        "GET",
+        "/v1/{prefix}/namespaces/{namespace}/views",
+        "view.list",
+        PathOrBelow(Read, Namespace),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/views",
+        "view.create",
+        Path(Create, Namespace),
+    ),
+    route(
+        "GET",
+        "/v1/{prefix}/namespaces/{namespace}/views/{view}",
+        "view.load",
+        Path(Read, Table),
+    ),
+    route(
+        "HEAD",
+        "/v1/{prefix}/namespaces/{namespace}/views/{view}",
+        "view.exists",
+        Path(Read, Table),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/views/{view}",
+        "view.replace",
+        Path(Write, Table),
+    ),
+    route(
+        "DELETE",
+        "/v1/{prefix}/namespaces/{namespace}/views/{view}",
+        "view.drop",
+        Path(Drop, Table),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/namespaces/{namespace}/register-view",
+        "view.register",
+        Path(Create, Namespace),
+    ),
+    route(
+        "POST",
+        "/v1/{prefix}/tables/rename",
+        "table.rename",
+        Handler,
+    ),
+    route("POST", "/v1/{prefix}/views/rename", "view.rename", Handler),
+    route(
+        "POST",
+        "/v1/{prefix}/transactions/commit",
+        "transaction.commit",
+        Handler,
+    ),
+    // Management.
+    route("GET", "/api/v1/openapi.json", "openapi.get", Public),
+    route("POST", "/api/v1/login", "auth.login", Public),
+    route("POST", "/api/v1/token/refresh", "auth.refresh", Public),
+    route("POST", "/api/v1/logout", "auth.logout", SignedIn),
+    route("GET", "/api/v1/whoami", "auth.whoami", SignedIn),
+    route("GET", "/api/v1/catalogs", "catalog.list", SignedIn),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/refs",
+        "ref.list",
+        Path(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/refs",
+        "ref.create",
+        Handler,
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/refs/{name}",
+        "ref.get",
+        Path(Read, Catalog),
+    ),
+    route(
+        "PUT",
+        "/api/v1/catalogs/{catalog}/refs/{name}",
+        "ref.assign",
+        Path(ManageRefs, Catalog),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/catalogs/{catalog}/refs/{name}",
+        "ref.delete",
+        Path(ManageRefs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/refs/{name}/log",
+        "ref.log",
+        Path(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/log",
+        "commit.log",
+        Path(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/commits/{reference}",
+        "commit.get",
+        Path(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/diff",
+        "commit.diff",
+        Handler,
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/entries",
+        "entry.list",
+        Path(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/merge",
+        "branch.merge",
+        Handler,
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/cherry-pick",
+        "branch.cherry-pick",
+        Handler,
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/revert",
+        "branch.revert",
+        Handler,
+    ),
+    route(
+        "GET",
+        "/api/v1/audit",
+        "audit.query",
+        Path(ReadAudit, Tenant),
+    ),
+    route("GET", "/api/v1/audit/verify", "audit.verify", Root),
+];
+
+/// The route `method` + `path` (as routed, with `{params}`), if the server serves it.
+pub fn lookup(method: &Method, path: &str) -> Option<&'static Route> {
+    ROUTES
+        .iter()
+        .find(|r| r.method == method.as_str() && r.path == path)
+}

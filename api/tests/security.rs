@@ -1,0 +1,817 @@
+//! Authentication, authorization, tenant isolation and audit through the real router: every
+//! route needs a declared permission, signed-out callers get 401, tokens that are tampered,
+//! unsigned, expired or revoked are refused, sign-in is rate limited, tenants see nothing of
+//! each other, roles decide down to branches, and every change, sign-in and refusal is audited.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{Method, StatusCode};
+use common::send;
+use pangolin_api::security::Security;
+use pangolin_api::security::routes::{Need, ROUTES};
+use pangolin_api::{AppState, router};
+use pangolin_backend_memory::MemoryBackend;
+use pangolin_catalog::authz::{
+    BranchPattern, Grant, Principal, PrincipalKind, Privilege, Resource, Role,
+};
+use pangolin_catalog::iceberg::FileIo;
+use pangolin_catalog::{Catalog, Warehouse};
+use pangolin_identity::{Identity, IdentityConfig, ManualClock, Password, PrincipalName, Scope};
+use pangolin_store::{ObjectCache, Timestamp};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const ROOT_PASSWORD: &str = "root-password-for-tests";
+const PASSWORD: &str = "a-long-enough-password";
+
+struct Secure {
+    app: axum::Router,
+    _dir: TempDir,
+    store: Arc<MemoryBackend>,
+    identity: Identity,
+    clock: Arc<ManualClock>,
+}
+
+fn root_principal() -> Principal {
+    Principal {
+        id: "user:~/root".into(),
+        tenant: None,
+        kind: PrincipalKind::User,
+        is_admin: true,
+    }
+}
+
+fn catalog_of(tenant: &str) -> Resource {
+    Resource::Catalog {
+        tenant: tenant.into(),
+        catalog: "lake".into(),
+    }
+}
+
+/// Tenants `acme` and `globex`, each with catalog `lake`; `globex` also has `secret`. In `acme`:
+/// an admin, a reader (read on `lake`), a writer (read everywhere, write and create on `dev*`
+/// only) and a service user with an API key.
+async fn secure() -> Secure {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryBackend::new());
+    let cache = Arc::new(ObjectCache::new(16 << 20));
+    for (tenant, catalog) in [
+        ("acme", "lake"),
+        ("globex", "lake"),
+        ("globex", "secret"),
+        ("default", "lake"),
+    ] {
+        Catalog::create(store.clone(), cache.clone(), tenant, catalog, "test")
+            .await
+            .unwrap();
+    }
+    let clock = Arc::new(ManualClock::new(Timestamp::now()));
+    let config = IdentityConfig {
+        bcrypt_cost: 4,
+        ..IdentityConfig::default()
+    };
+    let identity = Identity::open(store.clone(), config, clock.clone())
+        .await
+        .unwrap();
+    identity
+        .bootstrap_root(Some(&Password::new(ROOT_PASSWORD)))
+        .await
+        .unwrap();
+    for (tenant, name, admin) in [
+        ("acme", "admin", true),
+        ("acme", "reader", false),
+        ("acme", "writer", false),
+        ("globex", "admin", true),
+    ] {
+        identity
+            .create_user(
+                &Scope::tenant(tenant).unwrap(),
+                &PrincipalName::new(name).unwrap(),
+                &Password::new(PASSWORD),
+                admin,
+            )
+            .await
+            .unwrap();
+    }
+    let security = Security::required(identity.clone(), store.clone(), store.clone());
+    let root = root_principal();
+    let reader = Role::new(
+        "acme",
+        "readers",
+        vec![Grant::new(Privilege::Read, catalog_of("acme"))],
+    );
+    let dev = BranchPattern::parse("dev*").unwrap();
+    let writer = Role::new(
+        "acme",
+        "dev-writers",
+        vec![
+            Grant::new(Privilege::Read, catalog_of("acme")),
+            Grant::new(Privilege::Write, catalog_of("acme")).at(dev.clone()),
+            Grant::new(Privilege::Create, catalog_of("acme")).at(dev),
+        ],
+    );
+    for role in [reader, writer] {
+        security.authz.create_role(&root, &[], role).await.unwrap();
+    }
+    for (role, principal) in [
+        ("readers", "user:acme/reader"),
+        ("dev-writers", "user:acme/writer"),
+    ] {
+        security
+            .authz
+            .bind(&root, &[], "acme", role, principal)
+            .await
+            .unwrap();
+    }
+    let app = router(AppState {
+        store: store.clone(),
+        cache,
+        commits: Default::default(),
+        security: Arc::new(security),
+        tenant: "default".into(),
+        default_catalog: "lake".into(),
+        warehouse: Warehouse::new(
+            format!("file://{}", dir.path().display()),
+            Arc::new(FileIo::new(100)),
+        ),
+    });
+    Secure {
+        app,
+        _dir: dir,
+        store,
+        identity,
+        clock,
+    }
+}
+
+async fn as_(
+    env: &Secure,
+    token: &str,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let auth = format!("Bearer {token}");
+    let (status, _, value) = send(
+        &env.app,
+        method,
+        uri,
+        body.map(|b| b.to_string()),
+        &[("authorization", &auth)],
+    )
+    .await;
+    (status, value)
+}
+
+async fn login(
+    env: &Secure,
+    tenant: Option<&str>,
+    user: &str,
+    password: &str,
+) -> (StatusCode, Value) {
+    let mut body = json!({"username": user, "password": password});
+    if let Some(t) = tenant {
+        body["tenant"] = json!(t);
+    }
+    let (status, _, value) = send(
+        &env.app,
+        Method::POST,
+        "/api/v1/login",
+        Some(body.to_string()),
+        &[],
+    )
+    .await;
+    (status, value)
+}
+
+async fn token(env: &Secure, tenant: Option<&str>, user: &str) -> String {
+    let password = if tenant.is_none() {
+        ROOT_PASSWORD
+    } else {
+        PASSWORD
+    };
+    let (status, body) = login(env, tenant, user, password).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["access_token"].as_str().unwrap().to_owned()
+}
+
+/// A request path for a routed path pattern, with every parameter filled in.
+fn sample(path: &str) -> String {
+    path.replace("{prefix}", "lake")
+        .replace("{catalog}", "lake")
+        .replace("{namespace}", "db")
+        .replace("{table}", "t")
+        .replace("{view}", "v")
+        .replace("{name}", "main")
+        .replace("{reference}", "main")
+}
+
+#[tokio::test]
+async fn every_served_route_declares_what_it_needs() {
+    let declared: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|r| (r.method.to_owned(), r.path.to_owned()))
+        .collect();
+    // Every Iceberg endpoint the server advertises and every documented management route.
+    let document: Value = serde_json::from_str(include_str!("../../docs/openapi.json")).unwrap();
+    let mut served: BTreeSet<(String, String)> = pangolin_api::config::ENDPOINTS
+        .iter()
+        .map(|e| {
+            let (method, path) = e.split_once(' ').unwrap();
+            (method.to_owned(), path.to_owned())
+        })
+        .collect();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            served.insert((method.to_uppercase(), path.clone()));
+        }
+    }
+    let missing: Vec<_> = served.difference(&declared).collect();
+    assert!(
+        missing.is_empty(),
+        "routes without a declared need: {missing:?}"
+    );
+    // And every declared route is really routed: nothing answers "no route" or 405.
+    let env = secure().await;
+    for route in ROUTES {
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap();
+        let (status, _, body) = send(&env.app, method, &sample(route.path), None, &[]).await;
+        assert_ne!(
+            status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{} {}",
+            route.method,
+            route.path
+        );
+        assert!(
+            !(status == StatusCode::NOT_FOUND && body["error"]["type"] == "NotFoundException"),
+            "{} {} is declared but not routed",
+            route.method,
+            route.path
+        );
+        // Signed out, only public routes do anything.
+        if route.need != Need::Public {
+            assert_eq!(
+                status,
+                StatusCode::UNAUTHORIZED,
+                "{} {}: {body}",
+                route.method,
+                route.path
+            );
+            if route.method != "HEAD" {
+                assert_eq!(body["error"]["type"], "NotAuthorizedException");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_route_nobody_declared_is_refused_to_everyone() {
+    // The layer guards by route; a route missing from the table is not served even to root.
+    let route = pangolin_api::security::routes::lookup(&Method::PATCH, "/v1/{prefix}/namespaces");
+    assert!(route.is_none());
+}
+
+#[tokio::test]
+async fn sign_in_gives_tokens_and_wrong_passwords_look_alike() {
+    let env = secure().await;
+    let (status, body) = login(&env, Some("acme"), "reader", "wrong-password-123").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status2, body2) = login(&env, Some("acme"), "nobody", "wrong-password-123").await;
+    assert_eq!(
+        (status, &body["error"]["message"]),
+        (status2, &body2["error"]["message"])
+    );
+    // The same user name in the wrong tenant does not sign in.
+    let (status, _) = login(&env, Some("globex"), "reader", PASSWORD).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let token = token(&env, Some("acme"), "reader").await;
+    let (status, body) = as_(&env, &token, Method::GET, "/api/v1/whoami", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["principal"], "user:acme/reader");
+    assert_eq!(body["tenant"], "acme");
+    assert_eq!(body["root"], false);
+}
+
+#[tokio::test]
+async fn repeated_failed_sign_ins_are_limited_with_retry_after() {
+    let env = secure().await;
+    for _ in 0..5 {
+        let (status, _) = login(&env, Some("acme"), "reader", "wrong-password-123").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let body = json!({"tenant": "acme", "username": "reader", "password": PASSWORD});
+    let (status, headers, value) = send(
+        &env.app,
+        Method::POST,
+        "/api/v1/login",
+        Some(body.to_string()),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{value}");
+    let retry: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(retry > 0);
+    // Another account is not limited by it.
+    let (status, _) = login(&env, Some("acme"), "writer", PASSWORD).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+fn b64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n =
+            chunk.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn tampered_unsigned_expired_and_revoked_tokens_are_refused() {
+    let env = secure().await;
+    let token = token(&env, Some("acme"), "admin").await;
+    let whoami = |t: String| {
+        let env = &env;
+        async move {
+            as_(env, &t, Method::GET, "/v1/lake/namespaces", None)
+                .await
+                .0
+        }
+    };
+    assert_eq!(whoami(token.clone()).await, StatusCode::OK);
+    let parts: Vec<&str> = token.split('.').collect();
+    // A payload claiming another tenant, with the original signature.
+    let forged_payload = b64(br#"{"iss":"pangolin","sub":"user:globex/admin","tenant":"globex","kind":"user","admin":true,"jti":"00000000-0000-4000-8000-000000000000","iat":1,"exp":99999999999,"typ":"access"}"#);
+    let tampered = format!("{}.{}.{}", parts[0], forged_payload, parts[2]);
+    assert_eq!(whoami(tampered).await, StatusCode::UNAUTHORIZED);
+    // The same claims, unsigned.
+    let none = format!("{}.{}.", b64(br#"{"alg":"none","typ":"JWT"}"#), parts[1]);
+    assert_eq!(whoami(none).await, StatusCode::UNAUTHORIZED);
+    // A flipped signature character.
+    let mut signature = parts[2].to_owned();
+    let last = signature.pop().unwrap();
+    signature.push(if last == 'A' { 'B' } else { 'A' });
+    assert_eq!(
+        whoami(format!("{}.{}.{signature}", parts[0], parts[1])).await,
+        StatusCode::UNAUTHORIZED
+    );
+    // Revoked by logout.
+    let second = self::token(&env, Some("acme"), "admin").await;
+    let (status, _) = as_(&env, &second, Method::POST, "/api/v1/logout", None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(whoami(second).await, StatusCode::UNAUTHORIZED);
+    // Expired: two hours later.
+    env.clock.advance(Duration::from_secs(2 * 60 * 60));
+    assert_eq!(whoami(token).await, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn tenants_see_nothing_of_each_other() {
+    let env = secure().await;
+    let acme = token(&env, Some("acme"), "admin").await;
+    let globex = token(&env, Some("globex"), "admin").await;
+    let (status, _) = as_(
+        &env,
+        &globex,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["hidden"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = as_(
+        &env,
+        &globex,
+        Method::POST,
+        "/v1/secret/namespaces",
+        Some(json!({"namespace": ["plans"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    // Same catalog name, another tenant's catalog: its namespace is not there.
+    let (status, body) = as_(&env, &acme, Method::GET, "/v1/lake/namespaces", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["namespaces"], json!([]));
+    let (status, _) = as_(&env, &acme, Method::GET, "/v1/lake/namespaces/hidden", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // A catalog only the other tenant has does not exist for this one.
+    for uri in [
+        "/api/v1/catalogs/secret/log",
+        "/api/v1/catalogs/secret/refs",
+    ] {
+        let (status, body) = as_(&env, &acme, Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}: {body}");
+    }
+    let (_, body) = as_(&env, &acme, Method::GET, "/v1/secret/namespaces", None).await;
+    assert!(!body.to_string().contains("plans"), "{body}");
+    // Nor can it read the other tenant's commit by hash.
+    let (_, log) = as_(
+        &env,
+        &globex,
+        Method::GET,
+        "/api/v1/catalogs/secret/log",
+        None,
+    )
+    .await;
+    let hash = log["commits"][0]["hash"].as_str().unwrap().to_owned();
+    let (status, body) = as_(
+        &env,
+        &acme,
+        Method::GET,
+        &format!("/api/v1/catalogs/lake/commits/main%23{hash}"),
+        None,
+    )
+    .await;
+    assert!(status.is_client_error(), "{body}");
+    assert!(!body.to_string().contains("plans"), "{body}");
+    // A tenant admin cannot act in another tenant by asking to.
+    let auth = format!("Bearer {acme}");
+    let (_, _, body) = send(
+        &env.app,
+        Method::GET,
+        "/v1/lake/namespaces",
+        None,
+        &[("authorization", &auth), ("x-pangolin-tenant", "globex")],
+    )
+    .await;
+    assert_eq!(
+        body["namespaces"],
+        json!([]),
+        "the header only works for root"
+    );
+    // Root chooses the tenant explicitly.
+    let root = token(&env, None, "root").await;
+    let auth = format!("Bearer {root}");
+    let (_, _, body) = send(
+        &env.app,
+        Method::GET,
+        "/v1/lake/namespaces",
+        None,
+        &[("authorization", &auth), ("x-pangolin-tenant", "globex")],
+    )
+    .await;
+    assert_eq!(body["namespaces"], json!([["hidden"]]));
+}
+
+#[tokio::test]
+async fn roles_decide_down_to_branches() {
+    let env = secure().await;
+    let admin = token(&env, Some("acme"), "admin").await;
+    let reader = token(&env, Some("acme"), "reader").await;
+    let writer = token(&env, Some("acme"), "writer").await;
+    let (status, _) = as_(
+        &env,
+        &admin,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["db"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let schema = json!({"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": false}]});
+    let create = json!({"name": "t", "schema": schema});
+    let (status, body) = as_(
+        &env,
+        &admin,
+        Method::POST,
+        "/v1/lake/namespaces/db/tables",
+        Some(create.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for branch in ["dev", "dev2"] {
+        let (status, _) = as_(
+            &env,
+            &admin,
+            Method::POST,
+            "/api/v1/catalogs/lake/refs",
+            Some(json!({"name": branch, "from": "main"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+
+    // The reader reads and nothing more.
+    let (status, _) = as_(
+        &env,
+        &reader,
+        Method::GET,
+        "/v1/lake/namespaces/db/tables/t",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let commit = json!({"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]});
+    let (status, body) = as_(
+        &env,
+        &reader,
+        Method::POST,
+        "/v1/lake/namespaces/db/tables/t",
+        Some(commit.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["type"], "ForbiddenException");
+    let (status, _) = as_(
+        &env,
+        &reader,
+        Method::DELETE,
+        "/v1/lake/namespaces/db/tables/t",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // The writer writes `dev*` branches but not `main`, through any route that names them.
+    let (status, body) = as_(
+        &env,
+        &writer,
+        Method::POST,
+        "/v1/lake/namespaces/db/tables/t%40dev",
+        Some(commit.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = as_(
+        &env,
+        &writer,
+        Method::POST,
+        "/v1/lake%40dev2/namespaces/db/tables/t",
+        Some(commit.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = as_(
+        &env,
+        &writer,
+        Method::POST,
+        "/v1/lake/namespaces/db/tables/t",
+        Some(commit.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = as_(
+        &env,
+        &writer,
+        Method::POST,
+        "/api/v1/catalogs/lake/merge",
+        Some(json!({"source": "dev", "target": "main"})),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "merging into main needs write on main"
+    );
+    let transaction = json!({"table-changes": [{"identifier": {"namespace": ["db"], "name": "t"}, "requirements": [], "updates": [{"action": "set-properties", "updates": {"x": "y"}}]}]});
+    let (status, _) = as_(
+        &env,
+        &writer,
+        Method::POST,
+        "/v1/lake/transactions/commit",
+        Some(transaction.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = as_(
+        &env,
+        &writer,
+        Method::POST,
+        "/v1/lake%40dev/transactions/commit",
+        Some(transaction),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    // Nothing the refusals touched changed: main's table has no `k`.
+    let (_, body) = as_(
+        &env,
+        &admin,
+        Method::GET,
+        "/v1/lake/namespaces/db/tables/t",
+        None,
+    )
+    .await;
+    assert!(body["metadata"]["properties"].get("k").is_none(), "{body}");
+    // Managing refs is not granted to the writer either.
+    let (status, _) = as_(
+        &env,
+        &writer,
+        Method::POST,
+        "/api/v1/catalogs/lake/refs",
+        Some(json!({"name": "dev3"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn service_users_sign_in_with_api_keys_and_client_credentials() {
+    let env = secure().await;
+    let tenant = pangolin_identity::TenantName::new("acme").unwrap();
+    let etl = PrincipalName::new("etl").unwrap();
+    env.identity
+        .create_service_user(&tenant, &etl)
+        .await
+        .unwrap();
+    let created = env
+        .identity
+        .create_api_key(&tenant, &etl, None)
+        .await
+        .unwrap();
+    let key = created.key.expose();
+    // The key itself as a bearer credential: signed in, but granted nothing yet.
+    let (status, body) = as_(&env, &key, Method::GET, "/api/v1/whoami", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["principal"], "service:acme/etl");
+    let (status, _) = as_(&env, &key, Method::GET, "/v1/lake/namespaces", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // The OAuth2 client-credentials flow of the Iceberg spec.
+    let (_, id, secret) = {
+        let mut parts = key.splitn(3, '_');
+        (
+            parts.next().unwrap().to_owned(),
+            parts.next().unwrap().to_owned(),
+            parts.next().unwrap().to_owned(),
+        )
+    };
+    let form = format!(
+        "grant_type=client_credentials&client_id={id}&client_secret={secret}&scope=catalog"
+    );
+    let request = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri("/v1/oauth/tokens")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(axum::body::Body::from(form))
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(env.app.clone(), request)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(body["token_type"], "bearer");
+    let access = body["access_token"].as_str().unwrap();
+    let (status, body) = as_(&env, access, Method::GET, "/api/v1/whoami", None).await;
+    assert_eq!(
+        (status, &body["principal"]),
+        (StatusCode::OK, &json!("service:acme/etl"))
+    );
+    // A wrong secret is an OAuth error.
+    let form = format!(
+        "grant_type=client_credentials&client_id={id}&client_secret={}",
+        "0".repeat(64)
+    );
+    let request = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri("/v1/oauth/tokens")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(axum::body::Body::from(form))
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(env.app.clone(), request)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn changes_sign_ins_and_refusals_are_audited_and_the_chain_verifies() {
+    let env = secure().await;
+    let _ = login(&env, Some("acme"), "reader", "wrong-password-123").await;
+    let reader = token(&env, Some("acme"), "reader").await;
+    let admin = token(&env, Some("acme"), "admin").await;
+    let globex = token(&env, Some("globex"), "admin").await;
+    let (status, _) = as_(
+        &env,
+        &reader,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["nope"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = as_(
+        &env,
+        &admin,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["db"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = as_(
+        &env,
+        &globex,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["g"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (status, page) = as_(
+        &env,
+        &admin,
+        Method::GET,
+        "/api/v1/audit?page-size=1000",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let events = page["events"].as_array().unwrap();
+    assert!(
+        events.iter().all(|e| e["tenant"] == "acme"),
+        "a tenant admin sees only its tenant"
+    );
+    let has = |action: &str, outcome: &str, principal: &str| {
+        events.iter().any(|e| {
+            e["action"] == action && e["outcome"] == outcome && e["principal"] == principal
+        })
+    };
+    assert!(has("auth.login", "denied", "acme/reader"));
+    assert!(has("auth.login", "success", "acme/reader"));
+    assert!(has("Create", "denied", "user:acme/reader"), "{events:?}");
+    assert!(has("namespace.create", "success", "user:acme/admin"));
+    // The reader may not read the audit log; root reads every tenant's and verifies the chain.
+    let (status, _) = as_(&env, &reader, Method::GET, "/api/v1/audit", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = as_(&env, &admin, Method::GET, "/api/v1/audit/verify", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let root = token(&env, None, "root").await;
+    let (_, all) = as_(
+        &env,
+        &root,
+        Method::GET,
+        "/api/v1/audit?page-size=1000",
+        None,
+    )
+    .await;
+    let tenants: BTreeSet<&str> = all["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["tenant"].as_str())
+        .collect();
+    assert!(
+        tenants.contains("acme") && tenants.contains("globex"),
+        "{tenants:?}"
+    );
+    let (status, report) = as_(&env, &root, Method::GET, "/api/v1/audit/verify", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(report["intact"], true, "{report}");
+    assert!(report["checked"].as_u64().unwrap() >= 6);
+    // Paging: one event per page, in order, to the end.
+    let (_, first) = as_(&env, &root, Method::GET, "/api/v1/audit?page-size=1", None).await;
+    let next = first["next-page-token"].as_str().unwrap();
+    let (_, second) = as_(
+        &env,
+        &root,
+        Method::GET,
+        &format!("/api/v1/audit?page-size=1&page-token={next}"),
+        None,
+    )
+    .await;
+    assert!(second["events"][0]["sequence"].as_u64() > first["events"][0]["sequence"].as_u64());
+    let _ = &env.store;
+}
+
+#[tokio::test]
+async fn no_secret_reaches_a_response_body() {
+    let env = secure().await;
+    let tenant = pangolin_identity::TenantName::new("acme").unwrap();
+    let etl = PrincipalName::new("etl").unwrap();
+    env.identity
+        .create_service_user(&tenant, &etl)
+        .await
+        .unwrap();
+    let key = env
+        .identity
+        .create_api_key(&tenant, &etl, None)
+        .await
+        .unwrap()
+        .key
+        .expose();
+    let secret = key.rsplit('_').next().unwrap().to_owned();
+    let root = token(&env, None, "root").await;
+    for uri in [
+        "/api/v1/audit?page-size=1000",
+        "/api/v1/whoami",
+        "/api/v1/catalogs",
+    ] {
+        let (_, body) = as_(&env, &root, Method::GET, uri, None).await;
+        let text = body.to_string();
+        for secret in [ROOT_PASSWORD, PASSWORD, secret.as_str(), root.as_str()] {
+            assert!(!text.contains(secret), "{uri} shows a secret");
+        }
+    }
+}
