@@ -53,7 +53,15 @@ pub async fn config(
         .warehouse
         .filter(|w| !w.is_empty())
         .unwrap_or_else(|| state.default_catalog.clone());
-    let scope = state.scope(&prefix)?;
+    // A warehouse the client names that does not exist is a bad configuration (400), as
+    // clients expect from this route, rather than a missing resource.
+    let scope = state.scope(&prefix).await.map_err(|e| {
+        if e.status == axum::http::StatusCode::NOT_FOUND {
+            ApiError::bad_request(e.message)
+        } else {
+            e
+        }
+    })?;
     // The catalog must exist (every catalog has a main branch), and the reference must resolve.
     if !scope.catalog.exists().await? {
         return Err(ApiError::bad_request(format!(

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::{FromRequestParts, RawPathParams};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -20,6 +21,7 @@ use pangolin_store::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
+use crate::security::Caller;
 use crate::state::AppState;
 
 /// How long a key is remembered; advertised in `GET /v1/config`.
@@ -81,7 +83,13 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
             );
         }
     };
-    let record_key = match RecordKey::new(format!("idempotency/{}/{key}", state.tenant)) {
+    // Keys are the caller's own: another principal (or tenant) using the same key gets
+    // nothing of this one's answers.
+    let (tenant, principal) = Caller::current().map_or_else(
+        || (state.tenant.clone(), "anonymous".to_owned()),
+        |c| (c.tenant, c.principal.id),
+    );
+    let record_key = match RecordKey::new(format!("idempotency/{tenant}/{principal}/{key}")) {
         Ok(k) => k,
         Err(e) => {
             return error(
@@ -95,6 +103,18 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
         request.method().to_string(),
         request.uri().path().to_owned(),
     );
+    // The catalog, decoded from the path, for the `config` of a replayed answer.
+    let (mut parts, body) = request.into_parts();
+    let prefix = RawPathParams::from_request_parts(&mut parts, &state)
+        .await
+        .ok()
+        .and_then(|params| {
+            params
+                .iter()
+                .find(|(name, _)| *name == "prefix")
+                .map(|(_, value)| value.to_owned())
+        });
+    let request = Request::from_parts(parts, body);
     let now = Timestamp::now().as_millis();
     let records = &state.store;
     let expected = match records.get_record(&record_key).await {
@@ -115,7 +135,7 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
                         );
                     }
                     return match s.answer {
-                        Some(answer) => replay(&state, answer),
+                        Some(answer) => replay(&state, prefix.as_deref(), answer).await,
                         None => error(
                             StatusCode::CONFLICT,
                             "CommitFailedException",
@@ -211,11 +231,23 @@ fn without_config(bytes: &[u8]) -> (String, bool) {
     }
 }
 
-fn replay(state: &AppState, answer: Answer) -> Response {
+/// The stored answer, with the `config` of the catalog's warehouse as it is now.
+async fn replay(state: &AppState, prefix: Option<&str>, answer: Answer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let body = match (answer.had_config, serde_json::from_str(&answer.body)) {
         (true, Ok(serde_json::Value::Object(mut map))) => {
-            let config = state.warehouse.client_config();
+            let scope = match prefix {
+                Some(prefix) => state.scope(prefix).await,
+                None => Err(ApiError::bad_request("no catalog in the path")),
+            };
+            let config = match scope {
+                Ok(scope) => scope
+                    .catalog
+                    .warehouse()
+                    .map(|w| w.client_config().clone())
+                    .unwrap_or_default(),
+                Err(error) => return error.into_response(),
+            };
             map.insert(
                 "config".to_owned(),
                 serde_json::to_value(config).unwrap_or_default(),

@@ -6,6 +6,7 @@
 
 pub mod address;
 pub mod config;
+pub mod directory;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
@@ -139,7 +140,7 @@ pub fn router(state: AppState) -> Router {
 async fn ready(
     axum::extract::State(state): axum::extract::State<AppState>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&state.default_catalog)?;
+    let scope = state.scope(&state.default_catalog).await?;
     scope.catalog.resolve(&scope.at).await?;
     Ok(StatusCode::OK)
 }

@@ -76,7 +76,7 @@ pub async fn list(
     PathParams(prefix): PathParams<String>,
     QueryParams(params): QueryParams<ListParams>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let parent = match params.parent.as_deref() {
         Some("") | None => None,
         Some(parent) => Some(namespace_key(parent)?),
@@ -123,7 +123,7 @@ pub async fn create(
     PathParams(prefix): PathParams<String>,
     JsonBody(request): JsonBody<CreateRequest>,
 ) -> Result<Json<NamespaceResponse>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let key = ContentKey::new(request.namespace)?;
     security::check(
         &state,
@@ -152,7 +152,7 @@ pub async fn load(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
 ) -> Result<Json<NamespaceResponse>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let key = namespace_key(&namespace)?;
     let loaded = scope.catalog.load_namespace(&scope.at, &key).await?;
     Ok(Json(NamespaceResponse {
@@ -165,7 +165,7 @@ pub async fn exists(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let key = namespace_key(&namespace)?;
     scope.catalog.load_namespace(&scope.at, &key).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -175,7 +175,7 @@ pub async fn drop(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let key = namespace_key(&namespace)?;
     let branch = scope.writable_branch().await?;
     scope
@@ -199,7 +199,7 @@ pub async fn update_properties(
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<PropertiesRequest>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let key = namespace_key(&namespace)?;
     let branch = scope.writable_branch().await?;
     let (_, report) = scope

@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use pangolin_catalog::{Catalog, CommitQueues, RefSpec, Store, Warehouse};
+use pangolin_catalog::{Catalog, CommitQueues, RefSpec, Store};
 use pangolin_refs::Reference;
 use pangolin_store::ObjectCache;
 
+use crate::directory::CatalogDirectory;
 use crate::error::ApiError;
 use crate::security::{Caller, Security};
 
@@ -22,8 +23,8 @@ pub struct AppState {
     pub tenant: String,
     /// The catalog used when a client names no warehouse.
     pub default_catalog: String,
-    /// Where table files go, for every catalog until warehouses are configured per catalog.
-    pub warehouse: Warehouse,
+    /// The tenants' catalogs and the warehouses they are bound to.
+    pub catalogs: Arc<CatalogDirectory>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -31,7 +32,7 @@ impl std::fmt::Debug for AppState {
         f.debug_struct("AppState")
             .field("tenant", &self.tenant)
             .field("default_catalog", &self.default_catalog)
-            .field("warehouse", &self.warehouse.root)
+            .field("catalogs", &self.catalogs)
             .finish()
     }
 }
@@ -44,7 +45,9 @@ pub struct Scope {
 }
 
 impl AppState {
-    pub fn scope(&self, prefix: &str) -> Result<Scope, ApiError> {
+    /// The catalog and reference of `prefix`, in the caller's tenant: a catalog the tenant
+    /// does not have is `NoSuchCatalogException`, whoever else has one of that name.
+    pub async fn scope(&self, prefix: &str) -> Result<Scope, ApiError> {
         let (name, at) = match prefix.split_once('@') {
             Some((name, at)) => (name, at),
             None => (prefix, pangolin_catalog::DEFAULT_BRANCH),
@@ -53,8 +56,10 @@ impl AppState {
         // name is simply not there.
         let tenant = Caller::current().map_or_else(|| self.tenant.clone(), |c| c.tenant);
         let catalog = Catalog::open(self.store.clone(), self.cache.clone(), &tenant, name)
-            .map_err(|e| ApiError::bad_request(e.to_string()))?
-            .with_warehouse(self.warehouse.clone())
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let bound = self.catalogs.resolve(&tenant, name).await?;
+        let catalog = catalog
+            .with_warehouse(bound.warehouse)
             .with_commit_queues(self.commits.clone());
         let at = RefSpec::parse(at)
             .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;

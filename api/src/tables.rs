@@ -24,7 +24,7 @@ use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::namespaces::{MAX_PAGE, decode_token, encode_token, levels, namespace_key};
 use crate::security::{self, Caller, resource};
-use crate::state::AppState;
+use crate::state::{AppState, Scope};
 use pangolin_catalog::authz::Privilege;
 
 /// A table as clients load it, with the settings they need to reach its files. Serialized
@@ -38,15 +38,24 @@ struct LoadResult<'a> {
 }
 
 fn load_result<'a>(
-    state: &'a AppState,
+    scope: &'a Scope,
     table: &'a LoadedTable,
     metadata: &'a TableMetadata,
 ) -> Json<LoadResult<'a>> {
     Json(LoadResult {
         metadata_location: table.metadata_location.as_deref(),
         metadata,
-        config: state.warehouse.client_config(),
+        config: client_config(scope),
     })
+}
+
+/// What clients need to reach the catalog's files (empty without a warehouse).
+fn client_config(scope: &Scope) -> &BTreeMap<String, String> {
+    static NONE: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
+    scope
+        .catalog
+        .warehouse()
+        .map_or_else(|_| NONE.get_or_init(BTreeMap::new), |w| w.client_config())
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,7 +71,7 @@ pub async fn list(
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     QueryParams(params): QueryParams<ListParams>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let namespace = namespace_key(&namespace)?;
     let after = params
         .page_token
@@ -112,7 +121,7 @@ pub async fn create(
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<CreateRequest>,
 ) -> Result<Response, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &request.name)?;
     let branch = writable(&scope, &at).await?;
     let table = NewTable {
@@ -128,7 +137,7 @@ pub async fn create(
         return Ok(Json(LoadResult {
             metadata_location: None,
             metadata: &metadata,
-            config: state.warehouse.client_config(),
+            config: client_config(&scope),
         })
         .into_response());
     }
@@ -141,7 +150,7 @@ pub async fn create(
             &table_commit_meta(&Caller::current_name(), "create", &key),
         )
         .await?;
-    Ok(load_result(&state, &created, &created.metadata).into_response())
+    Ok(load_result(&scope, &created, &created.metadata).into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -157,7 +166,7 @@ pub async fn load(
     QueryParams(params): QueryParams<LoadParams>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &table)?;
     let mode = params
         .snapshots
@@ -188,13 +197,13 @@ pub async fn load(
         StatusCode::NOT_MODIFIED.into_response()
     } else if mode == "refs" {
         load_result(
-            &state,
+            &scope,
             &loaded,
             &loaded.metadata.with_referenced_snapshots_only(),
         )
         .into_response()
     } else {
-        load_result(&state, &loaded, &loaded.metadata).into_response()
+        load_result(&scope, &loaded, &loaded.metadata).into_response()
     };
     if let Ok(value) = HeaderValue::from_str(&etag) {
         response.headers_mut().insert(header::ETAG, value);
@@ -208,7 +217,7 @@ pub async fn credentials(
     State(state): State<AppState>,
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &table)?;
     if !scope.catalog.table_exists(&at, &key).await? {
         return Err(ApiError::new(
@@ -224,7 +233,7 @@ pub async fn exists(
     State(state): State<AppState>,
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &table)?;
     match scope.catalog.table_exists(&at, &key).await? {
         true => Ok(StatusCode::NO_CONTENT),
@@ -253,7 +262,7 @@ pub async fn commit(
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
     JsonBody(request): JsonBody<CommitRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &table)?;
     ensure_body_matches_path(request.identifier.as_ref(), &key, &at, "table", &table)?;
     let branch = writable(&scope, &at).await?;
@@ -295,7 +304,7 @@ pub async fn drop(
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
     QueryParams(params): QueryParams<DropParams>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let purge = parse_bool("purgeRequested", params.purge_requested.as_deref())?;
     let (key, at) = address(&scope, &namespace, &table)?;
     let branch = writable(&scope, &at).await?;
@@ -317,7 +326,7 @@ pub async fn rename(
     PathParams(prefix): PathParams<String>,
     JsonBody(request): JsonBody<RenameRequest>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (from, to, branch) = request.resolve(&scope).await?;
     // A rename drops the old name and creates the new one.
     security::check(
@@ -359,7 +368,7 @@ pub async fn register(
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<RegisterRequest>,
 ) -> Result<Response, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &request.name)?;
     let branch = writable(&scope, &at).await?;
     let (_, registered) = scope
@@ -373,7 +382,7 @@ pub async fn register(
             &table_commit_meta(&Caller::current_name(), "register", &key),
         )
         .await?;
-    Ok(load_result(&state, &registered, &registered.metadata).into_response())
+    Ok(load_result(&scope, &registered, &registered.metadata).into_response())
 }
 
 /// Scan and commit reports from engines: logged, not stored.
@@ -382,7 +391,7 @@ pub async fn metrics(
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
     JsonBody(report): JsonBody<serde_json::Map<String, Value>>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &table)?;
     let Some(kind) = report.get("report-type").and_then(Value::as_str) else {
         return Err(ApiError::bad_request(

@@ -37,7 +37,7 @@ pub async fn commit(
     PathParams(prefix): PathParams<String>,
     JsonBody(request): JsonBody<TransactionRequest>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     if request.table_changes.is_empty() {
         return Err(ApiError::bad_request(
             "a transaction needs at least one table change",

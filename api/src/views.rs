@@ -64,7 +64,7 @@ pub async fn list(
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     QueryParams(params): QueryParams<ListParams>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let namespace = namespace_key(&namespace)?;
     let (after, limit) = params.page()?;
     let (keys, next) = scope
@@ -100,7 +100,7 @@ pub async fn create(
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<CreateRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &request.name)?;
     let branch = writable(&scope, &at).await?;
     let view = NewView {
@@ -125,7 +125,7 @@ pub async fn load(
     State(state): State<AppState>,
     PathParams((prefix, namespace, view)): PathParams<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &view)?;
     let loaded = scope.catalog.load_view(&at, &key).await?;
     Ok(load_result(&loaded))
@@ -135,7 +135,7 @@ pub async fn exists(
     State(state): State<AppState>,
     PathParams((prefix, namespace, view)): PathParams<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &view)?;
     match scope.catalog.view_exists(&at, &key).await? {
         true => Ok(StatusCode::NO_CONTENT),
@@ -165,7 +165,7 @@ pub async fn replace(
     PathParams((prefix, namespace, view)): PathParams<(String, String, String)>,
     JsonBody(request): JsonBody<CommitRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &view)?;
     ensure_body_matches_path(request.identifier.as_ref(), &key, &at, "view", &view)?;
     let branch = writable(&scope, &at).await?;
@@ -186,7 +186,7 @@ pub async fn drop(
     State(state): State<AppState>,
     PathParams((prefix, namespace, view)): PathParams<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &view)?;
     let branch = writable(&scope, &at).await?;
     scope
@@ -205,7 +205,7 @@ pub async fn rename(
     PathParams(prefix): PathParams<String>,
     JsonBody(request): JsonBody<RenameRequest>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (from, to, branch) = request.resolve(&scope).await?;
     // A rename drops the old name and creates the new one.
     security::check(
@@ -246,7 +246,7 @@ pub async fn register(
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<RegisterRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = state.scope(&prefix)?;
+    let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &request.name)?;
     let branch = writable(&scope, &at).await?;
     let (_, registered) = scope

@@ -1,15 +1,17 @@
 //! The Iceberg REST namespace routes, driven through the router as a client would.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
+use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
 use pangolin_api::{AppState, router};
 use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::iceberg::FileIo;
-use pangolin_catalog::{Catalog, Warehouse};
+use pangolin_catalog::tenancy::{SecretKey, Tenancy};
 use pangolin_store::ObjectCache;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -17,9 +19,9 @@ use tower::ServiceExt;
 async fn app() -> axum::Router {
     let store = Arc::new(MemoryBackend::new());
     let cache = Arc::new(ObjectCache::new(16 << 20));
-    Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
-        .await
-        .unwrap();
+    let tenancy = Tenancy::new(store.clone(), cache.clone(), SecretKey::generate());
+    // Namespace routes write no files.
+    common::add_catalog(&tenancy, "default", "lake", "file:///tmp/pangolin-no-files").await;
     router(AppState {
         store: store.clone(),
         cache,
@@ -27,8 +29,7 @@ async fn app() -> axum::Router {
         commits: Default::default(),
         security: Arc::new(Security::disabled(store.clone(), store.clone())),
         default_catalog: "lake".into(),
-        // Namespace routes write no files.
-        warehouse: Warehouse::new("file:///nonexistent", Arc::new(FileIo::new(1))),
+        catalogs: Arc::new(CatalogDirectory::new(tenancy)),
     })
 }
 

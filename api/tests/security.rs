@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use common::send;
+use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
 use pangolin_api::security::routes::{Need, ROUTES};
 use pangolin_api::{AppState, router};
@@ -19,8 +20,7 @@ use pangolin_backend_memory::MemoryBackend;
 use pangolin_catalog::authz::{
     BranchPattern, Grant, Principal, PrincipalKind, Privilege, Resource, Role,
 };
-use pangolin_catalog::iceberg::FileIo;
-use pangolin_catalog::{Catalog, Warehouse};
+use pangolin_catalog::tenancy::{SecretKey, Tenancy};
 use pangolin_identity::{Identity, IdentityConfig, ManualClock, Password, PrincipalName, Scope};
 use pangolin_store::{ObjectCache, Timestamp};
 use serde_json::{Value, json};
@@ -60,15 +60,15 @@ async fn secure() -> Secure {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(MemoryBackend::new());
     let cache = Arc::new(ObjectCache::new(16 << 20));
+    let tenancy = Tenancy::new(store.clone(), cache.clone(), SecretKey::generate());
+    let root = format!("file://{}", dir.path().display());
     for (tenant, catalog) in [
         ("acme", "lake"),
         ("globex", "lake"),
         ("globex", "secret"),
         ("default", "lake"),
     ] {
-        Catalog::create(store.clone(), cache.clone(), tenant, catalog, "test")
-            .await
-            .unwrap();
+        common::add_catalog(&tenancy, tenant, catalog, &root).await;
     }
     let clock = Arc::new(ManualClock::new(Timestamp::now()));
     let config = IdentityConfig {
@@ -135,10 +135,7 @@ async fn secure() -> Secure {
         security: Arc::new(security),
         tenant: "default".into(),
         default_catalog: "lake".into(),
-        warehouse: Warehouse::new(
-            format!("file://{}", dir.path().display()),
-            Arc::new(FileIo::new(100)),
-        ),
+        catalogs: Arc::new(CatalogDirectory::new(tenancy)),
     });
     Secure {
         app,

@@ -11,11 +11,16 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use pangolin_api::AppState;
+use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
 use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
-use pangolin_catalog::iceberg::{FileIo, S3Settings, Secret, StorageOptions};
-use pangolin_catalog::{Catalog, CreateError, SoleWriterRefCache, Store, Warehouse};
+use pangolin_catalog::iceberg::{S3Settings, Secret};
+use pangolin_catalog::tenancy::{
+    Credentials, DefaultSetup, SecretKey, StorageConfig, Tenancy, UpdateWarehouseError,
+    WarehouseSpec, WarehouseUpdate,
+};
+use pangolin_catalog::{SoleWriterRefCache, Store};
 use pangolin_identity::{Identity, IdentityConfig, Password, SigningKey, SystemClock};
 use pangolin_records::{AuditLog, RecordStore};
 use pangolin_store::ObjectCache;
@@ -103,6 +108,10 @@ pub(crate) struct ServeArgs {
     /// start, one is generated and printed once.
     #[arg(long, env = "PANGOLIN_ROOT_PASSWORD", hide_env_values = true)]
     root_password: Option<Secret>,
+    /// The key that encrypts warehouse credentials at rest (64 hex characters). Give every
+    /// replica the same one; when absent, one is kept in `<data-dir>/secret.key`.
+    #[arg(long, env = "PANGOLIN_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<Secret>,
     /// The key that signs access tokens (32 to 128 bytes). Give every replica the same one;
     /// when absent, one is generated on first start and kept in the database.
     #[arg(long, env = "PANGOLIN_JWT_SECRET", hide_env_values = true)]
@@ -129,6 +138,7 @@ struct FileConfig {
     no_auth: Option<bool>,
     root_password: Option<Secret>,
     jwt_secret: Option<Secret>,
+    secret_key: Option<Secret>,
 }
 
 /// Settings after flags, environment, file and defaults are combined.
@@ -146,6 +156,7 @@ struct Settings {
     no_auth: bool,
     root_password: Option<Secret>,
     jwt_secret: Option<Secret>,
+    secret_key: Option<Secret>,
 }
 
 fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
@@ -191,14 +202,15 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         no_auth: args.no_auth.or(file.no_auth).unwrap_or(false),
         root_password: args.root_password.or(file.root_password),
         jwt_secret: args.jwt_secret.or(file.jwt_secret),
+        secret_key: args.secret_key.or(file.secret_key),
     })
 }
 
-/// How many tables' parsed metadata stay in memory.
-const CACHED_TABLES: usize = 10_000;
-
 /// The tenant of the default catalog, and of every request without authentication.
 const TENANT: &str = "default";
+
+/// The default tenant's warehouse, as the flags describe it.
+const DEFAULT_WAREHOUSE: &str = "default";
 
 /// The catalog store. PostgreSQL may be shared by several servers, so its refs are always read
 /// from the database; an SQLite file or a RocksDB directory belongs to this server alone, which
@@ -327,28 +339,9 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let (store, audit) = open_store(&settings).await?;
     let security = security(&settings, &store, audit).await?;
     let warehouse = warehouse_location(&settings)?;
-    let io = FileIo::with_options(
-        CACHED_TABLES,
-        StorageOptions {
-            s3: settings.s3.clone(),
-        },
-    );
-    io.check_location(&warehouse)
-        .context("the warehouse location is not usable")?;
     let cache = Arc::new(ObjectCache::new(settings.cache_mib << 20));
-    match Catalog::create(
-        store.clone(),
-        cache.clone(),
-        TENANT,
-        &settings.default_catalog,
-        "pangolin",
-    )
-    .await
-    {
-        Ok(_) => tracing::info!(catalog = %settings.default_catalog, "created the default catalog"),
-        Err(CreateError::Exists(_)) => {}
-        Err(e) => return Err(e).context("creating the default catalog"),
-    }
+    let tenancy = Tenancy::new(store.clone(), cache.clone(), server_key(&settings)?);
+    default_catalog(&tenancy, &settings, &warehouse).await?;
     let state = AppState {
         store,
         cache,
@@ -356,7 +349,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         security: Arc::new(security),
         tenant: TENANT.to_owned(),
         default_catalog: settings.default_catalog.clone(),
-        warehouse: Warehouse::new(warehouse.clone(), Arc::new(io)),
+        catalogs: Arc::new(CatalogDirectory::new(tenancy)),
     };
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
@@ -376,6 +369,115 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .context("serving")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The warehouse the flags describe (`--warehouse` and the `--s3-*` settings).
+fn warehouse_spec(location: &str, s3: &S3Settings) -> WarehouseSpec {
+    let Some(rest) = location.strip_prefix("s3://") else {
+        return WarehouseSpec {
+            storage: StorageConfig::Local {
+                root: location.to_owned(),
+            },
+            credentials: None,
+        };
+    };
+    let (bucket, prefix) = match rest.split_once('/') {
+        Some((bucket, prefix)) => (bucket, Some(prefix.trim_matches('/').to_owned())),
+        None => (rest, None),
+    };
+    WarehouseSpec {
+        storage: StorageConfig::S3 {
+            bucket: bucket.to_owned(),
+            prefix: prefix.filter(|p| !p.is_empty()),
+            region: s3.region.clone(),
+            endpoint: s3.endpoint.clone(),
+            path_style: s3.path_style,
+            hand_out_credentials: s3.hand_out_credentials,
+        },
+        credentials: match (&s3.access_key_id, &s3.secret_access_key) {
+            (Some(id), Some(secret)) => Some(Credentials::S3 {
+                access_key_id: id.clone(),
+                secret_access_key: secret.clone(),
+                session_token: None,
+            }),
+            _ => None,
+        },
+    }
+}
+
+/// The default tenant with its warehouse `default` and the default catalog, created on first
+/// start (an existing catalog is adopted with its history). The flags own that warehouse:
+/// when they describe it differently than its record does, the record follows them.
+async fn default_catalog(
+    tenancy: &Tenancy,
+    settings: &Settings,
+    location: &str,
+) -> anyhow::Result<()> {
+    let spec = warehouse_spec(location, &settings.s3);
+    let outcome = tenancy
+        .ensure_default(DefaultSetup {
+            tenant: TENANT.to_owned(),
+            warehouse: DEFAULT_WAREHOUSE.to_owned(),
+            warehouse_spec: spec.clone(),
+            catalog: settings.default_catalog.clone(),
+            principal: "pangolin".to_owned(),
+        })
+        .await
+        .context("setting up the default catalog")?;
+    if outcome.created_catalog {
+        tracing::info!(catalog = %settings.default_catalog, "created the default catalog");
+    }
+    let current = tenancy
+        .warehouse(TENANT, DEFAULT_WAREHOUSE)
+        .await
+        .context("reading the default warehouse")?;
+    if !outcome.created_warehouse
+        && (current.value.storage != spec.storage || spec.credentials.is_some())
+    {
+        let update = WarehouseUpdate {
+            storage: Some(spec.storage),
+            credentials: Some(spec.credentials),
+        };
+        match tenancy
+            .update_warehouse(TENANT, DEFAULT_WAREHOUSE, current.version, update)
+            .await
+        {
+            Ok(_) => {}
+            // Another server starting at the same moment updated it first.
+            Err(UpdateWarehouseError::Conflict { .. }) => {}
+            Err(e) => return Err(e).context("updating the default warehouse"),
+        }
+    }
+    Ok(())
+}
+
+/// The key that encrypts warehouse credentials at rest: configured (64 hex characters), or
+/// kept in `<data-dir>/secret.key`, generated (readable by this user only) on first start.
+/// Servers sharing a database must share the key: configure it for them.
+fn server_key(settings: &Settings) -> anyhow::Result<SecretKey> {
+    if let Some(hex) = &settings.secret_key {
+        return SecretKey::from_hex(hex.expose()).context("the server secret key");
+    }
+    let path = settings.data_dir.join("secret.key");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => SecretKey::from_hex(text.trim())
+            .with_context(|| format!("the key in {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = SecretKey::generate();
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options
+                .open(&path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            std::io::Write::write_all(&mut file, key.reveal_hex().as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            tracing::info!(path = %path.display(), "generated the server secret key");
+            Ok(key)
+        }
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
 }
 
 /// Identity, authorization and audit: off with `--no-auth`; otherwise users sign in, and on

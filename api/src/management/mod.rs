@@ -60,7 +60,7 @@ pub fn routes() -> Router<AppState> {
 
 /// The catalog `name`, which must exist.
 async fn open(state: &AppState, name: &str) -> Result<Catalog, ApiError> {
-    let scope = state.scope(name)?;
+    let scope = state.scope(name).await?;
     if name.contains('@') || !scope.catalog.exists().await? {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,

@@ -6,11 +6,14 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
+use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
 use pangolin_api::{AppState, router};
 use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::iceberg::FileIo;
-use pangolin_catalog::{Catalog, Warehouse};
+use pangolin_catalog::tenancy::{
+    CatalogKind, CreateTenantError, CreateWarehouseError, NewCatalog, SecretKey, StorageConfig,
+    Tenancy, WarehouseSpec,
+};
 use pangolin_store::ObjectCache;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -31,9 +34,14 @@ impl TestApp {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(MemoryBackend::new());
         let cache = Arc::new(ObjectCache::new(16 << 20));
-        Catalog::create(store.clone(), cache.clone(), "default", "lake", "test")
-            .await
-            .unwrap();
+        let tenancy = Tenancy::new(store.clone(), cache.clone(), SecretKey::generate());
+        add_catalog(
+            &tenancy,
+            "default",
+            "lake",
+            &format!("file://{}", dir.path().display()),
+        )
+        .await;
         let app = router(AppState {
             store: store.clone(),
             cache: cache.clone(),
@@ -41,10 +49,7 @@ impl TestApp {
             commits: Default::default(),
             security: Arc::new(Security::disabled(store.clone(), store.clone())),
             default_catalog: "lake".into(),
-            warehouse: Warehouse::new(
-                format!("file://{}", dir.path().display()),
-                Arc::new(FileIo::new(100)),
-            ),
+            catalogs: Arc::new(CatalogDirectory::new(tenancy)),
         });
         Self {
             app,
@@ -58,6 +63,34 @@ impl TestApp {
     pub fn root(&self) -> String {
         format!("file://{}", self.dir.path().display())
     }
+}
+
+/// Registers `tenant` (when new) with a local warehouse `files` at `root` (when new), and
+/// catalog `catalog` bound to it, with its repository.
+pub async fn add_catalog(tenancy: &Tenancy, tenant: &str, catalog: &str, root: &str) {
+    match tenancy.create_tenant(tenant, None).await {
+        Ok(_) | Err(CreateTenantError::Exists(_)) => {}
+        Err(e) => panic!("{e}"),
+    }
+    let spec = WarehouseSpec {
+        storage: StorageConfig::Local {
+            root: root.to_owned(),
+        },
+        credentials: None,
+    };
+    match tenancy.create_warehouse(tenant, "files", spec).await {
+        Ok(_) | Err(CreateWarehouseError::Exists { .. }) => {}
+        Err(e) => panic!("{e}"),
+    }
+    let new = NewCatalog {
+        warehouse: "files".to_owned(),
+        kind: CatalogKind::Local,
+        properties: Default::default(),
+    };
+    tenancy
+        .create_catalog(tenant, catalog, new, "test")
+        .await
+        .unwrap();
 }
 
 /// Sends a request (a JSON body when given) and returns the status, headers and body (JSON;
