@@ -93,10 +93,7 @@ fn admin_routes() -> Router<AppState> {
             "/api/v1/users/{user}",
             get(users::get).delete(users::delete),
         )
-        .route(
-            "/api/v1/users/{user}/password",
-            put(users::reset_password),
-        )
+        .route("/api/v1/users/{user}/password", put(users::reset_password))
         .route("/api/v1/users/{user}/disabled", put(users::set_disabled))
         .route("/api/v1/me/password", post(users::change_own_password))
         .route(

@@ -372,7 +372,12 @@ pub static ROUTES: &[Route] = &[
         "user.create",
         Path(ManageUsers, Tenant),
     ),
-    route("GET", "/api/v1/users", "user.list", Path(ManageUsers, Tenant)),
+    route(
+        "GET",
+        "/api/v1/users",
+        "user.list",
+        Path(ManageUsers, Tenant),
+    ),
     route(
         "GET",
         "/api/v1/users/{user}",

@@ -75,7 +75,10 @@ pub async fn create(
         .await;
     // Also after a failure: a lookup of the name may have been answered "no such catalog".
     state.catalogs.forget(&caller.tenant, &body.name);
-    Ok((StatusCode::CREATED, Json(CatalogDetail::of(&created?.value))))
+    Ok((
+        StatusCode::CREATED,
+        Json(CatalogDetail::of(&created?.value)),
+    ))
 }
 
 /// One catalog of the caller's tenant.

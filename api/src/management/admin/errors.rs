@@ -116,9 +116,7 @@ impl From<ChangePasswordError> for ApiError {
             ChangePasswordError::InvalidCredentials => {
                 forbidden("the current password is wrong".to_owned())
             }
-            ChangePasswordError::NotFound(_) => {
-                missing("NoSuchUserException", error.to_string())
-            }
+            ChangePasswordError::NotFound(_) => missing("NoSuchUserException", error.to_string()),
             ChangePasswordError::Policy(e) => Self::bad_request(e.to_string()),
             ChangePasswordError::Hash(e) => Self::internal(&e),
             ChangePasswordError::Store(e) => e.into(),
@@ -216,9 +214,7 @@ impl From<UpdateTenantError> for ApiError {
     fn from(error: UpdateTenantError) -> Self {
         match error {
             UpdateTenantError::InvalidName(e) => Self::bad_request(e.to_string()),
-            UpdateTenantError::NotFound(_) => {
-                missing("NoSuchTenantException", error.to_string())
-            }
+            UpdateTenantError::NotFound(_) => missing("NoSuchTenantException", error.to_string()),
             UpdateTenantError::Conflict { .. } => conflict(error.to_string()),
             UpdateTenantError::Records(e) => e.into(),
         }
@@ -229,9 +225,7 @@ impl From<DeleteTenantError> for ApiError {
     fn from(error: DeleteTenantError) -> Self {
         match error {
             DeleteTenantError::InvalidName(e) => Self::bad_request(e.to_string()),
-            DeleteTenantError::NotFound(_) => {
-                missing("NoSuchTenantException", error.to_string())
-            }
+            DeleteTenantError::NotFound(_) => missing("NoSuchTenantException", error.to_string()),
             DeleteTenantError::HasCatalogs(_)
             | DeleteTenantError::HasWarehouses(_)
             | DeleteTenantError::Conflict(_) => conflict(error.to_string()),

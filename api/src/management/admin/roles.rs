@@ -15,12 +15,11 @@ use pangolin_identity::{PrincipalId, PrincipalKind, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::{
-    PageParams, caller, housekeeping, next_token, not_found, roles_of,
-};
+use super::{PageParams, caller, housekeeping, next_token, not_found, roles_of};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
+use crate::security::Caller;
 use crate::state::AppState;
 
 /// What a grant is on.
@@ -137,17 +136,10 @@ pub struct DeleteParams {
 }
 
 fn resource(tenant: &str, body: &ResourceBody) -> Result<Resource, ApiError> {
-    let needs = |field: &str| {
-        ApiError::bad_request(format!(
-            "a {:?} resource needs `{field}`",
-            body.kind
-        ))
-    };
+    let needs =
+        |field: &str| ApiError::bad_request(format!("a {:?} resource needs `{field}`", body.kind));
     let unexpected = |field: &str| {
-        ApiError::bad_request(format!(
-            "a {:?} resource takes no `{field}`",
-            body.kind
-        ))
+        ApiError::bad_request(format!("a {:?} resource takes no `{field}`", body.kind))
     };
     let catalog = || body.catalog.clone().ok_or_else(|| needs("catalog"));
     let namespace = || body.namespace.clone().ok_or_else(|| needs("namespace"));
@@ -247,9 +239,7 @@ fn grant_body(grant: &Grant) -> GrantBody {
     GrantBody {
         privilege: grant.privilege,
         resource: body,
-        branches: grant
-            .is_branch_scoped()
-            .then(|| grant.branches.to_string()),
+        branches: grant.is_branch_scoped().then(|| grant.branches.to_string()),
     }
 }
 
@@ -270,6 +260,22 @@ async fn existing(state: &AppState, tenant: &str, name: &str) -> Result<StoredRo
         .ok_or_else(|| no_role(tenant, name))
 }
 
+/// Refuses, before anything is looked up, a caller that may manage grants nowhere in its
+/// tenant: such a caller learns nothing of the tenant's roles, not even whether one exists.
+/// What it may grant exactly is the store's check.
+async fn may_manage_some_grants(state: &AppState, caller: &Caller) -> Result<(), ApiError> {
+    state
+        .security
+        .authorize(
+            caller,
+            Privilege::ManageGrants,
+            Resource::tenant(caller.tenant.as_str()),
+            None,
+            true,
+        )
+        .await
+}
+
 /// Creates a role in the caller's tenant.
 #[utoipa::path(post, path = "/api/v1/roles", tag = "roles", request_body = CreateRole,
     responses((status = 201, body = RoleView), (status = 400), (status = 403), (status = 409)))]
@@ -278,6 +284,7 @@ pub async fn create(
     JsonBody(body): JsonBody<CreateRole>,
 ) -> Result<(StatusCode, Json<RoleView>), ApiError> {
     let caller = caller()?;
+    may_manage_some_grants(&state, &caller).await?;
     let mut role = Role::new(
         caller.tenant.as_str(),
         body.name.as_str(),
@@ -338,6 +345,7 @@ pub async fn replace(
     JsonBody(body): JsonBody<ReplaceRole>,
 ) -> Result<Json<RoleView>, ApiError> {
     let caller = caller()?;
+    may_manage_some_grants(&state, &caller).await?;
     let mut role = Role::new(
         caller.tenant.as_str(),
         name.as_str(),
@@ -363,6 +371,7 @@ pub async fn delete(
     QueryParams(params): QueryParams<DeleteParams>,
 ) -> Result<StatusCode, ApiError> {
     let caller = caller()?;
+    may_manage_some_grants(&state, &caller).await?;
     let version = match params.version {
         Some(version) => version,
         None => existing(&state, &caller.tenant, &name).await?.version,
@@ -418,10 +427,7 @@ async fn check_principal(state: &AppState, tenant: &str, id: &str) -> Result<(),
     }
     let exists = match parsed.kind {
         PrincipalKind::User => identity.user(&parsed.scope, &parsed.name).await?.is_some(),
-        PrincipalKind::Service => identity
-            .service_user(own, &parsed.name)
-            .await?
-            .is_some(),
+        PrincipalKind::Service => identity.service_user(own, &parsed.name).await?.is_some(),
     };
     if exists {
         Ok(())
@@ -442,6 +448,7 @@ pub async fn bind(
     PathParams((name, principal)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let caller = caller()?;
+    may_manage_some_grants(&state, &caller).await?;
     existing(&state, &caller.tenant, &name).await?;
     check_principal(&state, &caller.tenant, &principal).await?;
     let held = roles_of(&state, &caller).await?;
@@ -462,6 +469,15 @@ pub async fn unbind(
     PathParams((name, principal)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let caller = caller()?;
+    may_manage_some_grants(&state, &caller).await?;
+    // What is not bound is 404 before any other check, so that naming a principal of
+    // another tenant reveals nothing (no such binding can exist).
+    if !is_bound(&state, &caller.tenant, &name, &principal).await? {
+        return Err(not_found(
+            "NoSuchBindingException",
+            format!("role `{name}` is not bound to `{principal}`"),
+        ));
+    }
     let held = roles_of(&state, &caller).await?;
     state
         .security
@@ -469,6 +485,30 @@ pub async fn unbind(
         .unbind(&caller.principal, &held, &caller.tenant, &name, &principal)
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Whether `role` of `tenant` is bound to `principal`.
+async fn is_bound(
+    state: &AppState,
+    tenant: &str,
+    role: &str,
+    principal: &str,
+) -> Result<bool, ApiError> {
+    let mut after: Option<String> = None;
+    loop {
+        let page = state
+            .security
+            .authz
+            .bindings_of(tenant, principal, after.as_deref(), super::super::MAX_PAGE)
+            .await?;
+        if page.roles.iter().any(|r| r == role) {
+            return Ok(true);
+        }
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => return Ok(false),
+        }
+    }
 }
 
 /// Removes every binding of `role` in `tenant` (after the role is deleted).

@@ -9,9 +9,7 @@ use pangolin_identity::{ServiceUser, TenantName};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{
-    PageParams, acting_tenant, caller, identity, next_token, not_found, principal_name,
-};
+use super::{PageParams, acting_tenant, caller, identity, next_token, not_found, principal_name};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;

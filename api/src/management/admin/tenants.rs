@@ -151,7 +151,11 @@ pub async fn list(
         .list_tenants(after.as_deref(), limit)
         .await?;
     Ok(Json(TenantList {
-        tenants: page.items.iter().map(|t| TenantView::of(&t.value)).collect(),
+        tenants: page
+            .items
+            .iter()
+            .map(|t| TenantView::of(&t.value))
+            .collect(),
         next_page_token: next_token(page.next_after),
     }))
 }
@@ -213,7 +217,9 @@ async fn remove_members(state: &AppState, tenant: &str) -> Result<(), ApiError> 
     let authz = &state.security.authz;
     let system = housekeeping();
     loop {
-        let page = authz.list_roles(tenant, None, super::super::MAX_PAGE).await?;
+        let page = authz
+            .list_roles(tenant, None, super::super::MAX_PAGE)
+            .await?;
         for stored in &page.roles {
             super::roles::unbind_all(state, tenant, &stored.role.name).await?;
             authz
@@ -227,8 +233,7 @@ async fn remove_members(state: &AppState, tenant: &str) -> Result<(), ApiError> 
     let Some(identity) = &state.security.identity else {
         return Ok(());
     };
-    let tenant_name =
-        TenantName::new(tenant).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let tenant_name = TenantName::new(tenant).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let scope = Scope::Tenant(tenant_name.clone());
     loop {
         let page = identity

@@ -14,8 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{
-    PageParams, acting_tenant, caller, identity, next_token, not_found, off_thread,
-    principal_name,
+    PageParams, acting_tenant, caller, identity, next_token, not_found, off_thread, principal_name,
 };
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
