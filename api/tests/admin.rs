@@ -598,6 +598,16 @@ async fn warehouses_are_managed_and_their_credentials_never_shown() {
     let (status, body) = as_(&env, &admin, Method::GET, "/api/v1/warehouses/cold", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(error_type(&body), "NoSuchWarehouseException");
+    let root = token(&env, "root").await;
+    let (_, audit) = as_(
+        &env,
+        &root,
+        Method::GET,
+        "/api/v1/audit?page-size=1000",
+        None,
+    )
+    .await;
+    answers.push(audit);
     for answer in &answers {
         assert!(!answer.to_string().contains(S3_SECRET), "{answer}");
     }
@@ -1101,6 +1111,30 @@ async fn api_keys_are_shown_once_rotated_and_revoked() {
         for answer in &answers {
             assert!(!answer.to_string().contains(&secret_of(key)), "{answer}");
         }
+    }
+
+    // Nor in the audit log, which records every one of these changes.
+    let root = token(&env, "root").await;
+    let (status, audit) = as_(
+        &env,
+        &root,
+        Method::GET,
+        "/api/v1/audit?page-size=1000",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let text = audit.to_string();
+    for action in [
+        "service-user.create",
+        "api-key.create",
+        "api-key.rotate",
+        "api-key.revoke",
+    ] {
+        assert!(text.contains(action), "{action} is not audited");
+    }
+    for key in [&key, &second, &new_key] {
+        assert!(!text.contains(&secret_of(key)));
     }
 
     // Deleting the service user takes its keys.

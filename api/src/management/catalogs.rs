@@ -24,8 +24,9 @@ pub struct CatalogList {
     pub catalogs: Vec<CatalogView>,
 }
 
-/// The catalogs of the caller's tenant in which the caller may read something (at every
-/// branch of a grant's pattern `*`): a catalog it may not read at all is not named.
+/// The catalogs of the caller's tenant in which the caller may read something: a catalog it
+/// may not read at all is not named. As for every request at no branch, a read grant counts
+/// when it is on every branch (`*`).
 #[utoipa::path(get, path = "/api/v1/catalogs", tag = "catalogs",
     responses((status = 200, body = CatalogList)))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<CatalogList>, ApiError> {
