@@ -4,10 +4,18 @@ Every test works on tables of its own in the shared namespace `lake.db` (see con
 """
 
 import datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from pyiceberg.types import StringType
+
+
+def inside_warehouse(server, name):
+    """A directory below the server's warehouse, for locations a test chooses."""
+    path = Path(server.data_dir) / "data" / "warehouse" / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def rows(spark, sql):
@@ -36,7 +44,9 @@ def create_orders(spark, table, properties="", format_version=2):
             (4, 'plum', 1, TIMESTAMP '2026-11-03 08:00:00')""")
 
 
-def test_namespaces(spark, namespace, tmp_path):
+def test_namespaces(spark, server, namespace):
+    # Client-chosen locations must be inside the warehouse: the server refuses others.
+    tmp_path = inside_warehouse(server, "namespaces")
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.scratch")
     spark.sql("ALTER NAMESPACE lake.scratch SET PROPERTIES ('team' = 'spark')")
     namespaces = [r[0] for r in rows(spark, "SHOW NAMESPACES IN lake")]
@@ -486,7 +496,8 @@ def test_overwrite_and_metadata_deletes(spark, namespace, unique):
     assert all("/metadata/" in f[0] and f[0].endswith(".metadata.json") for f in log)
 
 
-def test_table_location_and_register(spark, server, namespace, unique, tmp_path):
+def test_table_location_and_register(spark, server, namespace, unique):
+    tmp_path = inside_warehouse(server, f"located-{unique}")
     table = f"{namespace}.{unique}"
     location = f"file://{tmp_path}/custom"
     spark.sql(f"CREATE TABLE {table} (id BIGINT) USING iceberg LOCATION '{location}'")

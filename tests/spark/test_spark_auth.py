@@ -2,6 +2,9 @@
 client-credentials flow signs in and writes; wrong credentials are refused before anything
 is read or written."""
 
+import json
+import urllib.parse
+import urllib.request
 import uuid
 
 import pytest
@@ -26,3 +29,56 @@ def test_wrong_credentials_are_refused(spark, spark_catalog_at, secure_server):
     assert "401" in str(refused.value) or "NotAuthorized" in str(refused.value) or "invalid_client" in str(
         refused.value
     ), str(refused.value)[:2000]
+
+
+def _call(url, method, path, token, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"Bearer {token}"}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    with urllib.request.urlopen(urllib.request.Request(f"{url}{path}", data=data, headers=headers, method=method)) as r:
+        body = r.read()
+        return json.loads(body) if body else None
+
+
+def test_a_reader_cannot_write_and_a_dev_writer_cannot_write_main(spark, spark_catalog_at, secure_server):
+    url = secure_server.url
+    login = json.dumps({"username": "root", "password": secure_server.root_password}).encode()
+    request = urllib.request.Request(f"{url}/api/v1/login", data=login, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        root = json.load(response)["access_token"]
+    suffix = uuid.uuid4().hex[:8]
+    admin = spark_catalog_at(f"admin_{suffix}", "default", url=url, credential=f"root:{secure_server.root_password}")
+    spark.sql(f"CREATE NAMESPACE {admin}.roles_{suffix}")
+    spark.sql(f"CREATE TABLE {admin}.roles_{suffix}.t (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {admin}.roles_{suffix}.t VALUES (1)")
+    _call(url, "POST", "/api/v1/catalogs/default/refs", root, {"name": f"dev-{suffix}", "from": "main"})
+    catalog = {"type": "catalog", "catalog": "default"}
+    credentials = {}
+    for who, grants in [
+        ("reader", [{"privilege": "read", "resource": catalog}]),
+        ("writer", [{"privilege": "read", "resource": catalog},
+                    {"privilege": "write", "resource": catalog, "branches": "dev-*"}]),
+    ]:
+        name = f"{who}-{suffix}"
+        _call(url, "POST", "/api/v1/service-users", root, {"name": name})
+        key = _call(url, "POST", f"/api/v1/service-users/{name}/keys", root, {})
+        _call(url, "POST", "/api/v1/roles", root, {"name": name, "grants": grants})
+        principal = urllib.parse.quote(f"service:default/{name}", safe="")
+        _call(url, "PUT", f"/api/v1/roles/{name}/members/{principal}", root)
+        credentials[who] = f"{key['client-id']}:{key['client-secret']}"
+    reader = spark_catalog_at(f"reader_{suffix}", "default", url=url, credential=credentials["reader"])
+    assert spark.sql(f"SELECT count(*) FROM {reader}.roles_{suffix}.t").collect()[0][0] == 1
+    with pytest.raises(Exception) as refused:
+        spark.sql(f"INSERT INTO {reader}.roles_{suffix}.t VALUES (2)")
+    assert "Forbidden" in str(refused.value) or "403" in str(refused.value), str(refused.value)[:2000]
+    writer_main = spark_catalog_at(f"writer_main_{suffix}", "default", url=url, credential=credentials["writer"])
+    with pytest.raises(Exception) as refused:
+        spark.sql(f"INSERT INTO {writer_main}.roles_{suffix}.t VALUES (3)")
+    assert "Forbidden" in str(refused.value) or "403" in str(refused.value), str(refused.value)[:2000]
+    writer_dev = spark_catalog_at(
+        f"writer_dev_{suffix}", f"default@dev-{suffix}", url=url, credential=credentials["writer"]
+    )
+    spark.sql(f"INSERT INTO {writer_dev}.roles_{suffix}.t VALUES (4)")
+    assert spark.sql(f"SELECT count(*) FROM {writer_dev}.roles_{suffix}.t").collect()[0][0] == 2
+    assert spark.sql(f"SELECT count(*) FROM {admin}.roles_{suffix}.t").collect()[0][0] == 1
