@@ -105,6 +105,9 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
         .await;
     if mutation {
         let status = response.status();
+        if status.is_success() && super::recent::Recent::invalidated_by(route.action) {
+            state.security.recent.forget();
+        }
         let resource_id = target
             .as_ref()
             .map_or_else(|| path.clone(), |(resource, _)| resource.to_string());
@@ -187,6 +190,9 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
                 "malformed header",
             )
         })?;
+    if let Some(known) = security.recent.caller(token) {
+        return Ok(acting_as(state, headers, known));
+    }
     let (principal, token_id) = if token.starts_with("pgl_") {
         let key = ApiKey::parse(token).map_err(|e| refuse("invalid API key", e))?;
         let principal = identity
@@ -206,14 +212,8 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
         .scope
         .tenant_name()
         .map(|t| t.as_str().to_owned());
-    let acting = match &tenant {
-        Some(own) => own.clone(),
-        None => headers
-            .get(TENANT_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map_or_else(|| state.tenant.clone(), str::to_owned),
-    };
-    Ok(Caller {
+    let own = tenant.clone().unwrap_or_else(|| state.tenant.clone());
+    let caller = Caller {
         principal: Principal {
             id: principal.id.to_string(),
             tenant,
@@ -223,10 +223,23 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
             },
             is_admin: principal.is_admin,
         },
-        tenant: acting,
+        tenant: own,
         unrestricted: false,
         token_id,
-    })
+    };
+    security.recent.remember_caller(token, caller.clone());
+    Ok(acting_as(state, headers, caller))
+}
+
+/// The caller acting in its own tenant, or root in the tenant it names (default otherwise).
+fn acting_as(state: &AppState, headers: &HeaderMap, mut caller: Caller) -> Caller {
+    if caller.principal.tenant.is_none() {
+        caller.tenant = headers
+            .get(TENANT_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map_or_else(|| state.tenant.clone(), str::to_owned);
+    }
+    caller
 }
 
 /// What the path names at the `level` of the route's need, and the ref it works at.

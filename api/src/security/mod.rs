@@ -11,6 +11,7 @@ pub mod authn;
 pub mod caller;
 pub mod limiter;
 pub mod login;
+pub mod recent;
 pub mod routes;
 
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct Security {
     pub authz: AuthzStore,
     pub audit: Arc<dyn AuditLog>,
     pub limiter: LoginLimiter,
+    /// Callers and roles of the last moments (see [`recent`]).
+    pub recent: recent::Recent,
 }
 
 impl std::fmt::Debug for Security {
@@ -62,6 +65,7 @@ impl Security {
             authz: AuthzStore::new(records),
             audit,
             limiter: LoginLimiter::default(),
+            recent: recent::Recent::default(),
         }
     }
 
@@ -77,6 +81,7 @@ impl Security {
             authz: AuthzStore::new(records),
             audit,
             limiter: LoginLimiter::default(),
+            recent: recent::Recent::default(),
         }
     }
 
@@ -94,11 +99,22 @@ impl Security {
         if caller.unrestricted {
             return Ok(());
         }
-        let roles = self
-            .authz
-            .roles_of(&caller.principal)
-            .await
-            .map_err(|e| ApiError::internal(&e))?;
+        // An admin's roles cannot add to what it may do; everyone else's are read at most
+        // once per moment.
+        let roles = if caller.principal.is_admin {
+            Vec::new()
+        } else if let Some(roles) = self.recent.roles(&caller.principal.id) {
+            roles
+        } else {
+            let roles = self
+                .authz
+                .roles_of(&caller.principal)
+                .await
+                .map_err(|e| ApiError::internal(&e))?;
+            self.recent
+                .remember_roles(&caller.principal.id, roles.clone());
+            roles
+        };
         let request = Request {
             privilege,
             resource,
