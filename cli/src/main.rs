@@ -1,6 +1,7 @@
 //! `pangolin`: the catalog server (`pangolin serve`) and the git-style client that talks to
 //! it over the management API (`docs/management-api.md`).
 
+mod admin;
 mod audit;
 mod branch;
 mod catalogs;
@@ -78,6 +79,8 @@ enum Command {
     Revert(merge::RevertArgs),
     /// Read and verify the audit log.
     Audit(audit::AuditArgs),
+    /// Administer tenants, warehouses, catalogs, users, service users, API keys and roles.
+    Admin(admin::AdminArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +114,7 @@ async fn run(command: Command) -> Result<()> {
         Command::Logout(args) => session::logout(args).await,
         Command::Whoami(args) => session::whoami(args).await,
         Command::Audit(args) => audit::run(args).await,
+        Command::Admin(args) => admin::run(args).await,
         Command::Catalogs(args) => catalogs::run(args).await,
         Command::Branch(args) => branch::run(args).await,
         Command::Tag(args) => tag::run(args).await,

@@ -5,78 +5,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{Run, Server, http_as, pangolin, pangolin_with, start_anywhere, start_anywhere_with};
-use tempfile::TempDir;
-
-const ROOT_PASSWORD: &str = "correct horse battery staple";
-
-/// A server that requires sign-in, and a fresh configuration directory for the client.
-struct Secured {
-    port: u16,
-    config: TempDir,
-    _data: TempDir,
-    _server: Server,
-}
-
-fn secured() -> Secured {
-    let data = tempfile::tempdir().unwrap();
-    let (server, port) = start_anywhere_with(data.path(), Some(ROOT_PASSWORD));
-    Secured {
-        port,
-        config: tempfile::tempdir().unwrap(),
-        _data: data,
-        _server: server,
-    }
-}
-
-impl Secured {
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        pangolin(self.config.path(), Some(&self.url()), args)
-    }
-
-    fn run_with(&self, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
-        pangolin_with(self.config.path(), Some(&self.url()), args, env, stdin)
-    }
-
-    /// `pangolin login --user root`, the password from `PANGOLIN_PASSWORD`.
-    fn login_root(&self) -> Run {
-        self.run_with(
-            &["login", "--user", "root"],
-            &[("PANGOLIN_PASSWORD", ROOT_PASSWORD)],
-            None,
-        )
-        .success()
-    }
-
-    fn profile_file(&self) -> PathBuf {
-        self.config.path().join("profiles.toml")
-    }
-
-    /// The default profile as saved.
-    fn profile(&self) -> toml::Table {
-        let text = std::fs::read_to_string(self.profile_file()).unwrap();
-        let file: toml::Table = toml::from_str(&text).unwrap();
-        file["profiles"]["default"].as_table().unwrap().clone()
-    }
-
-    fn set_profile(&self, change: impl FnOnce(&mut toml::Table)) {
-        let text = std::fs::read_to_string(self.profile_file()).unwrap();
-        let mut file: toml::Table = toml::from_str(&text).unwrap();
-        let profile = file["profiles"]["default"].as_table_mut().unwrap();
-        change(profile);
-        std::fs::write(self.profile_file(), toml::to_string(&file).unwrap()).unwrap();
-    }
-}
-
-fn text(table: &toml::Table, key: &str) -> Option<String> {
-    table.get(key).and_then(|v| v.as_str()).map(str::to_owned)
-}
+use common::{ROOT_PASSWORD, http_as, pangolin, pangolin_with, secured, start_anywhere, text};
 
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {

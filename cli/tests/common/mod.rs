@@ -4,11 +4,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -268,4 +269,73 @@ pub(crate) fn pangolin_with(
         stdout: String::from_utf8(output.stdout).unwrap(),
         stderr: String::from_utf8(output.stderr).unwrap(),
     }
+}
+
+pub(crate) const ROOT_PASSWORD: &str = "correct horse battery staple";
+
+/// A server that requires sign-in, and a fresh configuration directory for the client.
+pub(crate) struct Secured {
+    pub(crate) port: u16,
+    pub(crate) config: TempDir,
+    _data: TempDir,
+    _server: Server,
+}
+
+pub(crate) fn secured() -> Secured {
+    let data = tempfile::tempdir().unwrap();
+    let (server, port) = start_anywhere_with(data.path(), Some(ROOT_PASSWORD));
+    Secured {
+        port,
+        config: tempfile::tempdir().unwrap(),
+        _data: data,
+        _server: server,
+    }
+}
+
+impl Secured {
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        pangolin(self.config.path(), Some(&self.url()), args)
+    }
+
+    pub(crate) fn run_with(&self, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
+        pangolin_with(self.config.path(), Some(&self.url()), args, env, stdin)
+    }
+
+    /// `pangolin login --user root`, the password from `PANGOLIN_PASSWORD`.
+    pub(crate) fn login_root(&self) -> Run {
+        self.run_with(
+            &["login", "--user", "root"],
+            &[("PANGOLIN_PASSWORD", ROOT_PASSWORD)],
+            None,
+        )
+        .success()
+    }
+
+    pub(crate) fn profile_file(&self) -> PathBuf {
+        self.config.path().join("profiles.toml")
+    }
+
+    /// The default profile as saved.
+    pub(crate) fn profile(&self) -> toml::Table {
+        let text = std::fs::read_to_string(self.profile_file()).unwrap();
+        let file: toml::Table = toml::from_str(&text).unwrap();
+        file["profiles"]["default"].as_table().unwrap().clone()
+    }
+
+    pub(crate) fn set_profile(&self, change: impl FnOnce(&mut toml::Table)) {
+        let text = std::fs::read_to_string(self.profile_file()).unwrap();
+        let mut file: toml::Table = toml::from_str(&text).unwrap();
+        let profile = file["profiles"]["default"].as_table_mut().unwrap();
+        change(profile);
+        std::fs::write(self.profile_file(), toml::to_string(&file).unwrap()).unwrap();
+    }
+}
+
+/// A text field of a saved profile.
+pub(crate) fn text(table: &toml::Table, key: &str) -> Option<String> {
+    table.get(key).and_then(|v| v.as_str()).map(str::to_owned)
 }
