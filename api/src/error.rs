@@ -181,9 +181,9 @@ impl From<TableError> for ApiError {
             TableError::LiveElsewhere { .. } => {
                 Self::new(StatusCode::CONFLICT, "ConflictException", message)
             }
-            TableError::Update(_) | TableError::OutsideWarehouse { .. } => {
-                Self::bad_request(message)
-            }
+            TableError::Update(_)
+            | TableError::OutsideWarehouse { .. }
+            | TableError::LocationOutsideWarehouse { .. } => Self::bad_request(message),
             TableError::Io(e) => e.into(),
             TableError::Namespace(e) => e.into(),
             TableError::Resolve(e) => e.into(),
@@ -210,7 +210,9 @@ impl From<ViewError> for ApiError {
             ViewError::RequirementFailed(_) => {
                 Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
             }
-            ViewError::Update(_) | ViewError::InvalidMetadata { .. } => Self::bad_request(message),
+            ViewError::Update(_)
+            | ViewError::InvalidMetadata { .. }
+            | ViewError::OutsideWarehouse { .. } => Self::bad_request(message),
             // The entry points at a file that is gone, or a register names a missing file.
             ViewError::Io(IoError::NotFound(_)) => {
                 Self::new(StatusCode::NOT_FOUND, "NoSuchViewException", message)

@@ -346,7 +346,7 @@ async fn catalogs_are_listed_and_an_unknown_catalog_is_404_everywhere() {
     let body = get_ok(app, "/api/v1/catalogs").await;
     assert_eq!(
         body,
-        json!({"catalogs": [{"name": "lake", "default-branch": "main"}]})
+        json!({"catalogs": [{"name": "lake", "default-branch": "main", "warehouse": "files"}]})
     );
 
     let head = ref_hash(app, "main").await;

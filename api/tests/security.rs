@@ -812,3 +812,445 @@ async fn no_secret_reaches_a_response_body() {
         }
     }
 }
+
+/// Roles of the authorization matrix: root, acme's admin, a reader of `lake`, a writer of
+/// `dev*` branches, and a signed-in user with no role.
+const ROLES: [&str; 5] = ["root", "admin", "reader", "writer", "nobody"];
+
+/// One row of the matrix: a request and the roles allowed to make it.
+struct Case {
+    method: &'static str,
+    /// The route as declared (checked against `ROUTES`).
+    route: &'static str,
+    uri: &'static str,
+    body: Option<Value>,
+    allowed: &'static [&'static str],
+}
+
+fn case(
+    method: &'static str,
+    route: &'static str,
+    uri: &'static str,
+    body: Option<Value>,
+    allowed: &'static [&'static str],
+) -> Case {
+    Case {
+        method,
+        route,
+        uri,
+        body,
+        allowed,
+    }
+}
+
+fn view_body(name: &str) -> Value {
+    json!({"name": name, "schema": {"type": "struct", "schema-id": 0, "fields": [
+            {"id": 1, "name": "id", "type": "long", "required": false}]},
+        "view-version": {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_767_225_000_000_i64,
+            "summary": {"engine-name": "test"}, "default-namespace": ["db"],
+            "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}})
+}
+
+fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
+    const ALL: &[&str] = &["root", "admin", "reader", "writer", "nobody"];
+    const READERS: &[&str] = &["root", "admin", "reader", "writer"];
+    const ADMINS: &[&str] = &["root", "admin"];
+    const DEV: &[&str] = &["root", "admin", "writer"];
+    const ROOT: &[&str] = &["root"];
+    let props = json!({"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]});
+    let ns = "/v1/{prefix}/namespaces/{namespace}";
+    let table = "/v1/{prefix}/namespaces/{namespace}/tables/{table}";
+    let view = "/v1/{prefix}/namespaces/{namespace}/views/{view}";
+    let leak: &'static str = Box::leak(format!("{table}/metrics").into_boxed_str());
+    let creds: &'static str = Box::leak(format!("{table}/credentials").into_boxed_str());
+    let props_route: &'static str = Box::leak(format!("{ns}/properties").into_boxed_str());
+    let tables: &'static str = Box::leak(format!("{ns}/tables").into_boxed_str());
+    let views: &'static str = Box::leak(format!("{ns}/views").into_boxed_str());
+    let register: &'static str = Box::leak(format!("{ns}/register").into_boxed_str());
+    let register_view: &'static str = Box::leak(format!("{ns}/register-view").into_boxed_str());
+    let schema = json!({"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": false}]});
+    let transaction = json!({"table-changes": [{"identifier": {"namespace": ["db"], "name": "t"},
+        "requirements": [], "updates": [{"action": "set-properties", "updates": {"tx": "1"}}]}]});
+    vec![
+        case("GET", "/v1/config", "/v1/config", None, ALL),
+        case(
+            "GET",
+            "/v1/{prefix}/namespaces",
+            "/v1/lake/namespaces",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            "/v1/{prefix}/namespaces",
+            "/v1/lake/namespaces",
+            Some(json!({"namespace": ["made"]})),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/v1/{prefix}/namespaces",
+            "/v1/lake%40dev/namespaces",
+            Some(json!({"namespace": ["made_dev"]})),
+            DEV,
+        ),
+        case("GET", ns, "/v1/lake/namespaces/db", None, READERS),
+        case("HEAD", ns, "/v1/lake/namespaces/db", None, READERS),
+        case("DELETE", ns, "/v1/lake/namespaces/empty", None, ADMINS),
+        case(
+            "POST",
+            props_route,
+            "/v1/lake/namespaces/db/properties",
+            Some(json!({"updates": {"a": "b"}})),
+            ADMINS,
+        ),
+        case(
+            "GET",
+            tables,
+            "/v1/lake/namespaces/db/tables",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            tables,
+            "/v1/lake/namespaces/db/tables",
+            Some(json!({"name": "made", "schema": schema})),
+            ADMINS,
+        ),
+        case(
+            "GET",
+            table,
+            "/v1/lake/namespaces/db/tables/t",
+            None,
+            READERS,
+        ),
+        case(
+            "HEAD",
+            table,
+            "/v1/lake/namespaces/db/tables/t",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            table,
+            "/v1/lake/namespaces/db/tables/t",
+            Some(props.clone()),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            table,
+            "/v1/lake/namespaces/db/tables/t%40dev",
+            Some(props.clone()),
+            DEV,
+        ),
+        case(
+            "DELETE",
+            table,
+            "/v1/lake/namespaces/db/tables/doomed",
+            None,
+            ADMINS,
+        ),
+        case(
+            "POST",
+            leak,
+            "/v1/lake/namespaces/db/tables/t/metrics",
+            Some(json!({"report-type": "scan-report"})),
+            READERS,
+        ),
+        case(
+            "GET",
+            creds,
+            "/v1/lake/namespaces/db/tables/t/credentials",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            register,
+            "/v1/lake/namespaces/db/register",
+            Some(json!({"name": "again", "metadata-location": table_location})),
+            ADMINS,
+        ),
+        case("GET", views, "/v1/lake/namespaces/db/views", None, READERS),
+        case(
+            "POST",
+            views,
+            "/v1/lake/namespaces/db/views",
+            Some(view_body("made_view")),
+            ADMINS,
+        ),
+        case("GET", view, "/v1/lake/namespaces/db/views/v", None, READERS),
+        case(
+            "HEAD",
+            view,
+            "/v1/lake/namespaces/db/views/v",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            view,
+            "/v1/lake/namespaces/db/views/v",
+            Some(
+                json!({"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]}),
+            ),
+            ADMINS,
+        ),
+        case(
+            "DELETE",
+            view,
+            "/v1/lake/namespaces/db/views/doomed_view",
+            None,
+            ADMINS,
+        ),
+        case(
+            "POST",
+            register_view,
+            "/v1/lake/namespaces/db/register-view",
+            Some(json!({"name": "again_view", "metadata-location": view_location})),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/v1/{prefix}/tables/rename",
+            "/v1/lake/tables/rename",
+            Some(
+                json!({"source": {"namespace": ["db"], "name": "movable"}, "destination": {"namespace": ["db"], "name": "moved"}}),
+            ),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/v1/{prefix}/views/rename",
+            "/v1/lake/views/rename",
+            Some(
+                json!({"source": {"namespace": ["db"], "name": "movable_view"}, "destination": {"namespace": ["db"], "name": "moved_view"}}),
+            ),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/v1/{prefix}/transactions/commit",
+            "/v1/lake/transactions/commit",
+            Some(transaction.clone()),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/v1/{prefix}/transactions/commit",
+            "/v1/lake%40dev/transactions/commit",
+            Some(transaction),
+            DEV,
+        ),
+        case("GET", "/api/v1/whoami", "/api/v1/whoami", None, ALL),
+        case("GET", "/api/v1/catalogs", "/api/v1/catalogs", None, ALL),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/refs",
+            "/api/v1/catalogs/lake/refs",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/refs",
+            "/api/v1/catalogs/lake/refs",
+            Some(json!({"name": "made", "from": "main"})),
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/refs/{name}",
+            "/api/v1/catalogs/lake/refs/main",
+            None,
+            READERS,
+        ),
+        case(
+            "PUT",
+            "/api/v1/catalogs/{catalog}/refs/{name}",
+            "/api/v1/catalogs/lake/refs/scratch",
+            Some(json!({"to": "main"})),
+            ADMINS,
+        ),
+        case(
+            "DELETE",
+            "/api/v1/catalogs/{catalog}/refs/{name}",
+            "/api/v1/catalogs/lake/refs/scratch2",
+            None,
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/refs/{name}/log",
+            "/api/v1/catalogs/lake/refs/main/log",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/log",
+            "/api/v1/catalogs/lake/log",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/commits/{reference}",
+            "/api/v1/catalogs/lake/commits/main",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/diff",
+            "/api/v1/catalogs/lake/diff?from=main&to=dev",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/entries",
+            "/api/v1/catalogs/lake/entries",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/merge",
+            "/api/v1/catalogs/lake/merge",
+            Some(json!({"source": "dev", "target": "main", "dry-run": true})),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/cherry-pick",
+            "/api/v1/catalogs/lake/cherry-pick",
+            Some(json!({"commits": ["dev"], "onto": "main", "dry-run": true})),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/revert",
+            "/api/v1/catalogs/lake/revert",
+            Some(json!({"commit": "main", "on": "main", "dry-run": true})),
+            ADMINS,
+        ),
+        case("GET", "/api/v1/audit", "/api/v1/audit", None, ADMINS),
+        case(
+            "GET",
+            "/api/v1/audit/verify",
+            "/api/v1/audit/verify",
+            None,
+            ROOT,
+        ),
+        case("POST", "/api/v1/logout", "/api/v1/logout", None, ALL),
+    ]
+}
+
+#[tokio::test]
+async fn every_role_against_every_route() {
+    let env = secure().await;
+    let identity = &env.identity;
+    identity
+        .create_user(
+            &Scope::tenant("acme").unwrap(),
+            &PrincipalName::new("nobody").unwrap(),
+            &Password::new(PASSWORD),
+            false,
+        )
+        .await
+        .unwrap();
+    let admin = token(&env, Some("acme"), "admin").await;
+    // What the requests act on.
+    let schema = json!({"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": false}]});
+    for namespace in ["db", "empty"] {
+        let (status, _) = as_(
+            &env,
+            &admin,
+            Method::POST,
+            "/v1/lake/namespaces",
+            Some(json!({"namespace": [namespace]})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let mut table_location = String::new();
+    for name in ["t", "doomed", "movable"] {
+        let (status, body) = as_(
+            &env,
+            &admin,
+            Method::POST,
+            "/v1/lake/namespaces/db/tables",
+            Some(json!({"name": name, "schema": schema})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        table_location = body["metadata-location"].as_str().unwrap().to_owned();
+    }
+    let mut view_location = String::new();
+    for name in ["v", "doomed_view", "movable_view"] {
+        let (status, body) = as_(
+            &env,
+            &admin,
+            Method::POST,
+            "/v1/lake/namespaces/db/views",
+            Some(view_body(name)),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        view_location = body["metadata-location"].as_str().unwrap().to_owned();
+    }
+    for branch in ["dev", "scratch", "scratch2"] {
+        let (status, _) = as_(
+            &env,
+            &admin,
+            Method::POST,
+            "/api/v1/catalogs/lake/refs",
+            Some(json!({"name": branch, "from": "main"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let cases = matrix(&table_location, &view_location);
+    // Every route that is not public is in the matrix.
+    let covered: BTreeSet<(&str, &str)> = cases.iter().map(|c| (c.method, c.route)).collect();
+    for route in ROUTES.iter().filter(|r| r.need != Need::Public) {
+        assert!(
+            covered.contains(&(route.method, route.path)),
+            "{} {} is missing from the authorization matrix",
+            route.method,
+            route.path
+        );
+    }
+    let mut failures = Vec::new();
+    for role in ROLES {
+        for case in &cases {
+            // A fresh token per request: `logout` revokes the one it is sent with.
+            let token = match role {
+                "root" => token(&env, None, "root").await,
+                other => token(&env, Some("acme"), other).await,
+            };
+            let method = Method::from_bytes(case.method.as_bytes()).unwrap();
+            let (status, body) = as_(&env, &token, method, case.uri, case.body.clone()).await;
+            let allowed = case.allowed.contains(&role);
+            let refused = matches!(status, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED);
+            if allowed == refused {
+                failures.push(format!(
+                    "{role} {} {}: expected {}, got {status} {body}",
+                    case.method,
+                    case.uri,
+                    if allowed { "allowed" } else { "403" }
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -54,6 +54,8 @@ pub enum TableError {
         "cannot purge `{key}`: its location `{location}` is not inside the warehouse, so its files are not the catalog's to delete; drop without purge"
     )]
     OutsideWarehouse { key: ContentKey, location: String },
+    #[error("`{location}` is outside the catalog's warehouse `{root}`: tables live below it")]
+    LocationOutsideWarehouse { location: String, root: String },
     #[error(transparent)]
     Namespace(NamespaceError),
     #[error(transparent)]
@@ -262,8 +264,10 @@ impl Catalog {
                 .map_err(CommitError::Rejected)?,
         );
         let location = next_table_metadata_location(&metadata, None);
-        self.warehouse()
-            .map_err(CommitError::Rejected)?
+        let warehouse = self.warehouse().map_err(CommitError::Rejected)?;
+        inside(warehouse, &metadata.location).map_err(CommitError::Rejected)?;
+        inside(warehouse, &location).map_err(CommitError::Rejected)?;
+        warehouse
             .io
             .write_metadata(&location, metadata.clone())
             .await
@@ -304,9 +308,9 @@ impl Catalog {
         overwrite: bool,
         meta: &CommitMeta,
     ) -> Result<(Committed, LoadedTable), CommitError<TableError>> {
-        let metadata = self
-            .warehouse()
-            .map_err(CommitError::Rejected)?
+        let warehouse = self.warehouse().map_err(CommitError::Rejected)?;
+        inside(warehouse, metadata_location).map_err(CommitError::Rejected)?;
+        let metadata = warehouse
             .io
             .read_metadata(metadata_location)
             .await
@@ -526,5 +530,17 @@ pub fn table_commit_meta(principal: &str, action: &str, key: &ContentKey) -> Com
             ("operation".to_owned(), format!("{action}-table")),
             ("table".to_owned(), key.to_string()),
         ]),
+    }
+}
+
+/// Refuses a location the client chose outside the warehouse (see [`Warehouse::contains`]).
+pub(crate) fn inside(warehouse: &Warehouse, location: &str) -> Result<(), TableError> {
+    if warehouse.contains(location) {
+        Ok(())
+    } else {
+        Err(TableError::LocationOutsideWarehouse {
+            location: location.to_owned(),
+            root: warehouse.root.clone(),
+        })
     }
 }

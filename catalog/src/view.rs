@@ -47,6 +47,8 @@ pub enum ViewError {
     InvalidMetadata { location: String, reason: String },
     #[error("catalog `{0}` has no warehouse to write view files to")]
     NoWarehouse(String),
+    #[error("`{location}` is outside the catalog's warehouse `{root}`: views live below it")]
+    OutsideWarehouse { location: String, root: String },
     #[error(transparent)]
     Namespace(NamespaceError),
     #[error(transparent)]
@@ -138,6 +140,7 @@ async fn ensure_namespace(odb: &Odb, tree: &ObjectId, key: &ContentKey) -> Resul
 
 /// The view metadata at `location`, checked whole.
 async fn read_view_file(warehouse: &Warehouse, location: &str) -> Result<ViewMetadata, ViewError> {
+    inside(warehouse, location)?;
     let metadata: ViewMetadata = read_json(&warehouse.io, location).await?;
     metadata
         .validate()
@@ -146,6 +149,18 @@ async fn read_view_file(warehouse: &Warehouse, location: &str) -> Result<ViewMet
             reason,
         })?;
     Ok(metadata)
+}
+
+/// Refuses a location the client chose outside the warehouse (see [`Warehouse::contains`]).
+fn inside(warehouse: &Warehouse, location: &str) -> Result<(), ViewError> {
+    if warehouse.contains(location) {
+        Ok(())
+    } else {
+        Err(ViewError::OutsideWarehouse {
+            location: location.to_owned(),
+            root: warehouse.root.clone(),
+        })
+    }
 }
 
 /// What a replace wrote on an earlier attempt, reusable while the view is unchanged.
@@ -247,6 +262,8 @@ impl Catalog {
             }
             let metadata = Arc::new(new_view_metadata(view, uuid, now_ms())?);
             let location = next_metadata_location(&metadata.location, None);
+            inside(warehouse, &metadata.location)?;
+            inside(warehouse, &location)?;
             write_json(&warehouse.io, &location, metadata.as_ref()).await?;
             Ok::<_, ViewError>((location, metadata))
         };
@@ -339,6 +356,8 @@ impl Catalog {
                         let metadata = Arc::new(builder.build()?);
                         let location =
                             next_metadata_location(&metadata.location, Some(&base_location));
+                        inside(&warehouse, &metadata.location)?;
+                        inside(&warehouse, &location)?;
                         write_json(&warehouse.io, &location, metadata.as_ref()).await?;
                         let content_id = entry.map_or_else(ContentId::new_random, |e| e.content_id);
                         let entry = view_entry(content_id, location.clone(), &metadata);

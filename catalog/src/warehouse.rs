@@ -62,6 +62,33 @@ impl Warehouse {
         location
     }
 
+    /// Whether `location` is strictly below the warehouse root. Every location a client
+    /// chooses (a table's or view's `location`, `write.metadata.path`, a namespace's
+    /// `location`, a file to register) must be: the server reads and writes there with the
+    /// warehouse's own credentials, so a location elsewhere would let one tenant reach files
+    /// (or buckets) that are not its catalog's. Compared as parsed URLs, so `file:/x` and
+    /// `file:///x` agree and `..` segments cannot climb out.
+    pub fn contains(&self, location: &str) -> bool {
+        let parse = |location: &str| {
+            if location.starts_with('/') {
+                url::Url::from_file_path(location).ok()
+            } else {
+                url::Url::parse(location).ok()
+            }
+        };
+        let (Some(root), Some(location)) = (parse(&self.root), parse(location)) else {
+            return false;
+        };
+        let root_path = root.path().trim_end_matches('/');
+        root.scheme() == location.scheme()
+            && root.host_str() == location.host_str()
+            && root.port() == location.port()
+            && location
+                .path()
+                .strip_prefix(root_path)
+                .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+    }
+
     /// What a client needs to reach this warehouse's files as the server does: for S3,
     /// `s3.endpoint`, `s3.region`, `s3.path-style-access` and, only when the operator opted in,
     /// the static keys (see [`S3Settings`](crate::iceberg::S3Settings)). Empty for a local
@@ -77,6 +104,26 @@ impl Warehouse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_locations_below_the_root_are_inside() {
+        let local = Warehouse::new("file:///data/wh", Arc::new(FileIo::new(1)));
+        assert!(local.contains("file:///data/wh/db/t-1"));
+        assert!(local.contains("file:/data/wh/db/t-1/metadata/00001.metadata.json"));
+        assert!(!local.contains("file:///data/wh"));
+        assert!(!local.contains("file:///data/wh2/db"));
+        assert!(!local.contains("file:///data/wh/../other/t"));
+        assert!(!local.contains("file:///etc/passwd"));
+        assert!(!local.contains("s3://bucket/data/wh/t"));
+        assert!(!local.contains("not a location"));
+        let s3 = Warehouse::new("s3://bucket/tenant-a", Arc::new(FileIo::new(1)));
+        assert!(s3.contains("s3://bucket/tenant-a/db/t"));
+        assert!(!s3.contains("s3://bucket/tenant-b/db/t"));
+        assert!(!s3.contains("s3://other-bucket/tenant-a/db/t"));
+        assert!(!s3.contains("s3://bucket/tenant-a-evil/db/t"));
+        assert!(!s3.contains("s3://bucket/tenant-a/../tenant-b/db/t"));
+        assert!(!s3.contains("s3://bucket/tenant-a/%2E%2E/tenant-b/db/t"));
+    }
     use crate::iceberg::{S3Settings, Secret, StorageOptions};
 
     fn warehouse(root: &str, s3: S3Settings) -> Warehouse {

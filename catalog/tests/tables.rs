@@ -352,7 +352,10 @@ async fn create_of_an_existing_name_is_refused() {
 #[tokio::test]
 async fn create_goes_below_the_namespace_location_property() {
     let lake = lake().await;
-    let base = format!("file://{}/custom/place/", lake.dir.path().display());
+    let base = format!(
+        "file://{}/warehouse/custom/place/",
+        lake.dir.path().display()
+    );
     lake.catalog
         .create_namespace(
             &main(),
@@ -377,7 +380,7 @@ async fn create_goes_below_the_namespace_location_property() {
 #[tokio::test]
 async fn create_keeps_a_location_the_client_names() {
     let lake = lake().await;
-    let location = format!("file://{}/mine/events", lake.dir.path().display());
+    let location = format!("file://{}/warehouse/mine/events", lake.dir.path().display());
     let (_, table) = lake
         .catalog
         .create_table(
@@ -400,7 +403,7 @@ async fn create_keeps_a_location_the_client_names() {
 #[tokio::test]
 async fn metadata_files_go_where_write_metadata_path_says() {
     let lake = lake().await;
-    let custom = format!("file://{}/custom/path", lake.dir.path().display());
+    let custom = format!("file://{}/warehouse/custom/path", lake.dir.path().display());
     let (_, created) = lake
         .catalog
         .create_table(
@@ -431,7 +434,7 @@ async fn metadata_files_go_where_write_metadata_path_says() {
     assert_eq!(appended.metadata.metadata_log[0].metadata_file, first);
 
     // Changing the property moves the next file; removing it goes back to the default.
-    let moved = format!("file://{}/moved", lake.dir.path().display());
+    let moved = format!("file://{}/warehouse/moved", lake.dir.path().display());
     let (_, third) = lake
         .catalog
         .commit_table(
@@ -1751,7 +1754,10 @@ async fn a_namespace_named_dot_dot_does_not_lead_out_of_the_warehouse() {
     assert!(
         matches!(
             err,
-            CommitError::Rejected(TableError::Io(IoError::InvalidLocation { .. }))
+            CommitError::Rejected(
+                TableError::Io(IoError::InvalidLocation { .. })
+                    | TableError::LocationOutsideWarehouse { .. }
+            )
         ),
         "{err}"
     );
@@ -1807,7 +1813,12 @@ async fn purge_is_refused_for_a_location_outside_the_warehouse() {
     let lake = lake().await;
     let outside = tempfile::tempdir().unwrap();
     let location = format!("file://{}/t", outside.path().display());
-    lake.catalog
+    // Such a table can only come from a catalog whose warehouse used to be wider.
+    let wider = lake
+        .catalog
+        .clone()
+        .with_warehouse(Warehouse::new("file:///", Arc::new(FileIo::new(10))));
+    wider
         .create_table(
             &main(),
             &key("db.t"),
@@ -2006,4 +2017,104 @@ async fn a_failing_requirement_on_one_table_leaves_every_table_unchanged() {
         "{err:?}"
     );
     assert_eq!(head(&lake.catalog, "main").await, before);
+}
+
+/// Every location a client chooses must be below the warehouse root: the server reads and
+/// writes there with the warehouse's credentials, so anywhere else would reach files that are
+/// not the catalog's (another tenant's warehouse, another bucket, the server's own files).
+#[tokio::test]
+async fn locations_outside_the_warehouse_are_refused() {
+    let lake = lake().await;
+    let outside = format!("file://{}/elsewhere", lake.dir.path().display());
+    let refused = |result: Result<_, CommitError<TableError>>| match result {
+        Err(CommitError::Rejected(TableError::LocationOutsideWarehouse { location, .. })) => {
+            location
+        }
+        other => panic!("not refused as outside the warehouse: {other:?}"),
+    };
+    let by_location = lake
+        .catalog
+        .create_table(
+            &main(),
+            &key("db.a"),
+            NewTable {
+                location: outside.clone(),
+                ..new_table()
+            },
+            &meta("create"),
+        )
+        .await;
+    assert!(refused(by_location).starts_with(&outside));
+    let climbing = format!(
+        "file://{}/warehouse/../elsewhere",
+        lake.dir.path().display()
+    );
+    let by_dots = lake
+        .catalog
+        .create_table(
+            &main(),
+            &key("db.b"),
+            NewTable {
+                location: climbing,
+                ..new_table()
+            },
+            &meta("create"),
+        )
+        .await;
+    refused(by_dots);
+    let by_metadata_path = lake
+        .catalog
+        .create_table(
+            &main(),
+            &key("db.c"),
+            NewTable {
+                properties: BTreeMap::from([("write.metadata.path".to_owned(), outside.clone())]),
+                ..new_table()
+            },
+            &meta("create"),
+        )
+        .await;
+    refused(by_metadata_path);
+    // A table that exists cannot be moved out by an update either.
+    create(&lake.catalog, &main(), "db.t").await;
+    let moved = lake
+        .catalog
+        .commit_table(
+            &main(),
+            &key("db.t"),
+            vec![],
+            vec![update(
+                json!({"action": "set-location", "location": outside}),
+            )],
+            &meta("move"),
+        )
+        .await;
+    refused(moved);
+    // Nor can a file elsewhere be registered (the server would read it).
+    let registered = lake
+        .catalog
+        .register_table(
+            &main(),
+            &key("db.r"),
+            "file:///etc/passwd",
+            false,
+            &meta("register"),
+        )
+        .await;
+    assert_eq!(refused(registered), "file:///etc/passwd");
+    // Nothing was written or committed.
+    assert!(!std::path::Path::new(&format!("{}/elsewhere", lake.dir.path().display())).exists());
+    let tables = lake
+        .catalog
+        .list_children(
+            &spec("main"),
+            Some(&key("db")),
+            ContentKind::IcebergTable,
+            None,
+            100,
+        )
+        .await
+        .unwrap()
+        .0;
+    assert_eq!(tables.len(), 1);
 }

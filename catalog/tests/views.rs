@@ -673,7 +673,7 @@ async fn create_writes_the_first_metadata_file_and_commits_the_entry() {
 #[tokio::test]
 async fn a_view_goes_where_the_client_or_the_namespace_says() {
     let lake = lake().await;
-    let chosen = format!("file://{}/elsewhere/v", lake.dir.path().display());
+    let chosen = format!("file://{}/warehouse/elsewhere/v", lake.dir.path().display());
     let (_, view) = lake
         .catalog
         .create_view(
@@ -687,7 +687,7 @@ async fn a_view_goes_where_the_client_or_the_namespace_says() {
     assert_eq!(view.metadata.location, chosen);
     assert_eq!(metadata_files(&chosen).len(), 1);
 
-    let base = format!("file://{}/ns-place", lake.dir.path().display());
+    let base = format!("file://{}/warehouse/ns-place", lake.dir.path().display());
     lake.catalog
         .create_namespace(
             &main(),

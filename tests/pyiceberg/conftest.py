@@ -34,15 +34,18 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _serve(extra_args=(), env=None, log=None):
+def _serve(extra_args=(), env=None, log=None, auth=False):
     """Runs `pangolin serve` on a fresh data directory and port; yields its URL. `env` adds
-    environment variables; `log` is a file for its output (discarded otherwise)."""
+    environment variables; `log` is a file for its output (discarded otherwise). Without
+    `auth`, the server runs without authentication."""
     binary = os.environ.get("PANGOLIN_BIN")
     if not binary:
         pytest.fail("PANGOLIN_BIN must point at the pangolin binary (scripts/test sets it)")
     data_dir = tempfile.mkdtemp(prefix="pangolin-pyiceberg-")
     port = _free_port()
-    command = [binary, "serve", "--no-auth", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir]
+    command = [binary, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir]
+    if not auth:
+        command.append("--no-auth")
     database = os.environ.get("PANGOLIN_TEST_DATABASE_URL")
     if database:
         # scripts/test drops schemas named like this that earlier runs left behind.
@@ -82,6 +85,20 @@ def _serve(extra_args=(), env=None, log=None):
         if process.poll() is None:
             process.kill()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+ROOT_PASSWORD = "root-password-for-the-tests"
+
+
+@pytest.fixture(scope="session")
+def secure_server(tmp_path_factory):
+    """A server that requires sign-in, with `root`'s password set. Yields a namespace with
+    `url`, `root_password` and `log` (the path of its log, at debug level)."""
+    log_path = tmp_path_factory.mktemp("secure") / "pangolin.log"
+    with open(log_path, "w") as log:
+        env = {"PANGOLIN_ROOT_PASSWORD": ROOT_PASSWORD, "RUST_LOG": "debug,sqlx=warn,hyper=info"}
+        with _serve(env=env, log=log, auth=True) as url:
+            yield types.SimpleNamespace(url=url, root_password=ROOT_PASSWORD, log=log_path)
 
 
 @pytest.fixture(scope="session")

@@ -7,10 +7,13 @@ import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import (
+    BadRequestError,
     CommitFailedException,
     NoSuchNamespaceError,
     NoSuchTableError,
@@ -82,11 +85,15 @@ def test_create_append_overwrite_and_read_back(catalog, unique):
     assert not catalog.table_exists(f"{unique}.nope")
 
 
-def test_partitioned_sorted_and_located_tables(catalog, unique, tmp_path):
+def test_partitioned_sorted_and_located_tables(catalog, unique):
     catalog.create_namespace(unique)
     spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="city"))
     order = SortOrder(SortField(source_id=1, transform=IdentityTransform()))
-    location = f"file://{tmp_path}/explicit"
+    # A location of the client's choosing, below the warehouse (the server refuses others).
+    probe = catalog.create_table(f"{unique}.probe", SCHEMA)
+    warehouse = probe.location().rsplit("/", 2)[0]
+    location = f"{warehouse}/explicit-{unique}"
+    tmp_path = Path(warehouse.removeprefix("file://")) / f"explicit-{unique}"
     table = catalog.create_table(
         f"{unique}.events", SCHEMA, partition_spec=spec, sort_order=order, location=location, properties={"owner": "ana"}
     )
@@ -96,8 +103,8 @@ def test_partitioned_sorted_and_located_tables(catalog, unique, tmp_path):
     assert table.properties["owner"] == "ana"
     table.append(rows((1, "Lisbon"), (2, "Porto"), (3, "Lisbon")))
     assert read(catalog.load_table(f"{unique}.events")) == [(1, "Lisbon"), (2, "Porto"), (3, "Lisbon")]
-    assert (tmp_path / "explicit" / "metadata").is_dir()
-    partitions = {p.name for p in (tmp_path / "explicit" / "data").iterdir()}
+    assert (tmp_path / "metadata").is_dir()
+    partitions = {p.name for p in (tmp_path / "data").iterdir()}
     assert partitions == {"city=Lisbon", "city=Porto"}
 
 
@@ -338,3 +345,11 @@ def test_format_version_three_tables_are_created(catalog, unique):
     assert table.metadata.format_version == 3
     assert table.metadata.next_row_id == 0
     assert catalog.load_table(f"{unique}.v3").metadata.format_version == 3
+
+
+def test_a_location_outside_the_warehouse_is_refused(catalog, unique, tmp_path):
+    catalog.create_namespace(unique)
+    with pytest.raises(BadRequestError, match="outside the catalog's warehouse"):
+        catalog.create_table(f"{unique}.escapes", SCHEMA, location=f"file://{tmp_path}/elsewhere")
+    assert not catalog.table_exists(f"{unique}.escapes")
+    assert not (tmp_path / "elsewhere").exists()

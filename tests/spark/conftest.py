@@ -12,6 +12,7 @@ Pangolin branch `dev` exists; `spark_catalog_at` adds further catalogs at run ti
 """
 
 import glob
+import contextlib
 import json
 import os
 import re
@@ -41,21 +42,27 @@ def runtime_jar() -> str:
     return jars[-1]
 
 
-@pytest.fixture(scope="session")
-def server():
-    """The running server: `url`, `log` (path of its log file) and `log_text()`."""
+ROOT_PASSWORD = "root-password-for-spark-tests"
+
+
+@contextlib.contextmanager
+def _launch(auth: bool):
+    """Runs the server on a free port; yields `url`, `log` (path of its log file), `log_text()`
+    and `data_dir`. Without `auth` it runs without authentication; with it, `root` has
+    ROOT_PASSWORD."""
     binary = os.environ.get("PANGOLIN_BIN")
     if not binary:
         pytest.fail("PANGOLIN_BIN must point at the pangolin binary (scripts/test-spark sets it)")
     data_dir = tempfile.mkdtemp(prefix="pangolin-spark-")
     log_path = os.path.join(data_dir, "server.log")
     log = open(log_path, "w")
-    process = subprocess.Popen(
-        [binary, "serve", "--no-auth", "--listen", "127.0.0.1:0", "--data-dir", os.path.join(data_dir, "data")],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+    command = [binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", os.path.join(data_dir, "data")]
+    env = {**os.environ, "NO_COLOR": "1"}
+    if auth:
+        env["PANGOLIN_ROOT_PASSWORD"] = ROOT_PASSWORD
+    else:
+        command.append("--no-auth")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
 
     def log_text() -> str:
         with open(log_path) as f:
@@ -86,19 +93,38 @@ def server():
             process.kill()
         log.close()
         # PANGOLIN_SPARK_SERVER_LOG keeps the server's whole log after the run.
-        if os.environ.get("PANGOLIN_SPARK_SERVER_LOG"):
+        if os.environ.get("PANGOLIN_SPARK_SERVER_LOG") and not auth:
             shutil.copyfile(log_path, os.environ["PANGOLIN_SPARK_SERVER_LOG"])
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def _catalog_conf(name: str, url: str, warehouse: str) -> dict:
+@pytest.fixture(scope="session")
+def server():
+    """The running server, without authentication."""
+    with _launch(auth=False) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def secure_server():
+    """A second server that requires sign-in (`root` has ROOT_PASSWORD)."""
+    with _launch(auth=True) as running:
+        running.root_password = ROOT_PASSWORD
+        yield running
+
+
+def _catalog_conf(name: str, url: str, warehouse: str, credential: str | None = None) -> dict:
     prefix = f"spark.sql.catalog.{name}"
-    return {
+    conf = {
         prefix: "org.apache.iceberg.spark.SparkCatalog",
         f"{prefix}.type": "rest",
         f"{prefix}.uri": url,
         f"{prefix}.warehouse": warehouse,
     }
+    if credential is not None:
+        conf[f"{prefix}.credential"] = credential
+        conf[f"{prefix}.oauth2-server-uri"] = f"{url}/v1/oauth/tokens"
+    return conf
 
 
 @pytest.fixture(scope="session")
@@ -142,8 +168,8 @@ def spark_catalog_at(spark, server):
     name. Spark reads catalog settings when a catalog is first used, so this works at run time;
     a fresh name also starts with an empty table cache."""
 
-    def add(name: str, warehouse: str) -> str:
-        for key, value in _catalog_conf(name, server.url, warehouse).items():
+    def add(name: str, warehouse: str, url: str | None = None, credential: str | None = None) -> str:
+        for key, value in _catalog_conf(name, url or server.url, warehouse, credential).items():
             spark.conf.set(key, value)
         return name
 

@@ -5,8 +5,10 @@ upstream's `tests/conftest.py`).
 Upstream parametrizes `catalog` and `catalog_with_warehouse` over its in-memory and SQL
 catalogs; here each is one REST catalog on a fresh `pangolin serve` (a new server and data
 directory per test, as upstream builds a new catalog per test), with the warehouse upstream
-gives its own catalogs: `tmp_path` for `catalog`, the session's `warehouse` directory for
-`catalog_with_warehouse`.
+gives its own catalogs: for `catalog` the session's base temporary directory (upstream's tests
+put tables and the files they register in sibling temporary directories of the session, such
+as `test_sql0` and `metadata0`, and Pangolin refuses any location outside its warehouse), the
+session's `warehouse` directory for `catalog_with_warehouse`.
 """
 
 from collections.abc import Generator
@@ -47,8 +49,10 @@ class ParentsFirstRestCatalog(RestCatalog):
 
 
 @pytest.fixture(params=["pangolin"])
-def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Generator[Catalog, None, None]:
-    with serve(f"file://{tmp_path}", request.node) as url:
+def catalog(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Generator[Catalog, None, None]:
+    with serve(f"file://{tmp_path_factory.getbasetemp()}", request.node) as url:
         yield ParentsFirstRestCatalog("test_catalog", uri=url)
 
 

@@ -2,6 +2,7 @@
 //! merges, cherry-picks and reverts. Every route is described in the OpenAPI document
 //! ([`openapi`]); the routes and the document are built from the same list.
 
+pub mod admin;
 pub mod audit;
 pub mod catalogs;
 pub mod history;
@@ -12,7 +13,7 @@ pub mod views;
 
 use axum::Router;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use pangolin_catalog::{Catalog, RefSpec};
 use pangolin_store::{ContentKey, HashPrefix, ObjectId};
 
@@ -28,7 +29,14 @@ const DEFAULT_PAGE: usize = 100;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/openapi.json", get(openapi::document))
-        .route("/api/v1/catalogs", get(catalogs::list))
+        .route(
+            "/api/v1/catalogs",
+            get(catalogs::list).post(admin::catalogs::create),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}",
+            get(admin::catalogs::get).delete(admin::catalogs::delete),
+        )
         .route(
             "/api/v1/catalogs/{catalog}/refs",
             get(refs::list).post(refs::create),
@@ -56,6 +64,69 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/catalogs/{catalog}/revert", post(merge::revert))
         .route("/api/v1/audit", get(audit::query))
         .route("/api/v1/audit/verify", get(audit::verify_chain))
+        .merge(admin_routes())
+}
+
+/// The administration routes: see [`admin`].
+fn admin_routes() -> Router<AppState> {
+    use admin::{api_keys, roles, service_users, tenants, tokens, users, warehouses};
+    Router::new()
+        .route("/api/v1/tenants", get(tenants::list).post(tenants::create))
+        .route(
+            "/api/v1/tenants/{tenant}",
+            get(tenants::get)
+                .patch(tenants::update)
+                .delete(tenants::delete),
+        )
+        .route(
+            "/api/v1/warehouses",
+            get(warehouses::list).post(warehouses::create),
+        )
+        .route(
+            "/api/v1/warehouses/{warehouse}",
+            get(warehouses::get)
+                .put(warehouses::replace)
+                .delete(warehouses::delete),
+        )
+        .route("/api/v1/users", get(users::list).post(users::create))
+        .route(
+            "/api/v1/users/{user}",
+            get(users::get).delete(users::delete),
+        )
+        .route("/api/v1/users/{user}/password", put(users::reset_password))
+        .route("/api/v1/users/{user}/disabled", put(users::set_disabled))
+        .route("/api/v1/me/password", post(users::change_own_password))
+        .route(
+            "/api/v1/service-users",
+            get(service_users::list).post(service_users::create),
+        )
+        .route(
+            "/api/v1/service-users/{name}",
+            get(service_users::get).delete(service_users::delete),
+        )
+        .route(
+            "/api/v1/service-users/{name}/keys",
+            get(api_keys::list).post(api_keys::create),
+        )
+        .route(
+            "/api/v1/service-users/{name}/keys/{key}",
+            axum::routing::delete(api_keys::revoke),
+        )
+        .route(
+            "/api/v1/service-users/{name}/keys/{key}/rotate",
+            post(api_keys::rotate),
+        )
+        .route("/api/v1/roles", get(roles::list).post(roles::create))
+        .route(
+            "/api/v1/roles/{role}",
+            get(roles::get).put(roles::replace).delete(roles::delete),
+        )
+        .route("/api/v1/roles/{role}/members", get(roles::members))
+        .route(
+            "/api/v1/roles/{role}/members/{principal}",
+            put(roles::bind).delete(roles::unbind),
+        )
+        .route("/api/v1/tokens/revoke", post(tokens::revoke))
 }
 
 /// The catalog `name`, which must exist.

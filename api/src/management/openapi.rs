@@ -5,14 +5,19 @@
 use axum::Json;
 use utoipa::OpenApi;
 
+use super::admin::{
+    api_keys, catalogs as admin_catalogs, roles, service_users, tenants, tokens, users, warehouses,
+};
 use super::{audit, catalogs, history, merge, refs, views};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Pangolin management API",
-        description = "Branches, tags, history, diffs and merges of Pangolin catalogs. Errors use \
-                       the Iceberg error model: {\"error\": {\"message\", \"type\", \"code\"}}.",
+        description = "Branches, tags, history, diffs and merges of Pangolin catalogs, and the \
+                       administration of tenants, warehouses, catalogs, users, service users, \
+                       API keys and roles. Errors use the Iceberg error model: \
+                       {\"error\": {\"message\", \"type\", \"code\"}}.",
         license(name = "Apache-2.0")
     ),
     paths(
@@ -32,6 +37,43 @@ use super::{audit, catalogs, history, merge, refs, views};
         merge::revert,
         audit::query,
         audit::verify_chain,
+        tenants::create,
+        tenants::list,
+        tenants::get,
+        tenants::update,
+        tenants::delete,
+        warehouses::create,
+        warehouses::list,
+        warehouses::get,
+        warehouses::replace,
+        warehouses::delete,
+        admin_catalogs::create,
+        admin_catalogs::get,
+        admin_catalogs::delete,
+        users::create,
+        users::list,
+        users::get,
+        users::delete,
+        users::reset_password,
+        users::set_disabled,
+        users::change_own_password,
+        service_users::create,
+        service_users::list,
+        service_users::get,
+        service_users::delete,
+        api_keys::create,
+        api_keys::list,
+        api_keys::revoke,
+        api_keys::rotate,
+        roles::create,
+        roles::list,
+        roles::get,
+        roles::replace,
+        roles::delete,
+        roles::members,
+        roles::bind,
+        roles::unbind,
+        tokens::revoke,
     ),
     components(schemas(
         views::EntryView,

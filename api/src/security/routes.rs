@@ -62,7 +62,9 @@ const fn route(
 
 use Level::{Catalog, Namespace, Table, Tenant};
 use Need::{Handler, Path, PathOrBelow, Public, Root, SignedIn};
-use Privilege::{Create, Drop, ManageRefs, Read, ReadAudit, Write};
+use Privilege::{
+    Create, Drop, ManageCatalogs, ManageGrants, ManageRefs, ManageUsers, Read, ReadAudit, Write,
+};
 
 /// The whole HTTP surface.
 pub static ROUTES: &[Route] = &[
@@ -224,6 +226,24 @@ pub static ROUTES: &[Route] = &[
     route("GET", "/api/v1/whoami", "auth.whoami", SignedIn),
     route("GET", "/api/v1/catalogs", "catalog.list", SignedIn),
     route(
+        "POST",
+        "/api/v1/catalogs",
+        "catalog.create",
+        Path(ManageCatalogs, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}",
+        "catalog.get",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/catalogs/{catalog}",
+        "catalog.delete",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
         "GET",
         "/api/v1/catalogs/{catalog}/refs",
         "ref.list",
@@ -308,6 +328,168 @@ pub static ROUTES: &[Route] = &[
         Path(ReadAudit, Tenant),
     ),
     route("GET", "/api/v1/audit/verify", "audit.verify", Root),
+    // Administration: tenants (root), and the caller's tenant's warehouses, users, service
+    // users, API keys and roles. Role changes are authorized by the anti-escalation rules in
+    // their handlers; reading roles needs ManageGrants somewhere in the tenant.
+    route("POST", "/api/v1/tenants", "tenant.create", Root),
+    route("GET", "/api/v1/tenants", "tenant.list", Root),
+    route("GET", "/api/v1/tenants/{tenant}", "tenant.get", Root),
+    route("PATCH", "/api/v1/tenants/{tenant}", "tenant.update", Root),
+    route("DELETE", "/api/v1/tenants/{tenant}", "tenant.delete", Root),
+    route(
+        "POST",
+        "/api/v1/warehouses",
+        "warehouse.create",
+        Path(ManageCatalogs, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/warehouses",
+        "warehouse.list",
+        Path(ManageCatalogs, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/warehouses/{warehouse}",
+        "warehouse.get",
+        Path(ManageCatalogs, Tenant),
+    ),
+    route(
+        "PUT",
+        "/api/v1/warehouses/{warehouse}",
+        "warehouse.replace",
+        Path(ManageCatalogs, Tenant),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/warehouses/{warehouse}",
+        "warehouse.delete",
+        Path(ManageCatalogs, Tenant),
+    ),
+    route(
+        "POST",
+        "/api/v1/users",
+        "user.create",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/users",
+        "user.list",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/users/{user}",
+        "user.get",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/users/{user}",
+        "user.delete",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "PUT",
+        "/api/v1/users/{user}/password",
+        "user.reset-password",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "PUT",
+        "/api/v1/users/{user}/disabled",
+        "user.set-disabled",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "POST",
+        "/api/v1/me/password",
+        "user.change-password",
+        SignedIn,
+    ),
+    route(
+        "POST",
+        "/api/v1/service-users",
+        "service-user.create",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/service-users",
+        "service-user.list",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/service-users/{name}",
+        "service-user.get",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/service-users/{name}",
+        "service-user.delete",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "POST",
+        "/api/v1/service-users/{name}/keys",
+        "api-key.create",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/service-users/{name}/keys",
+        "api-key.list",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/service-users/{name}/keys/{key}",
+        "api-key.revoke",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "POST",
+        "/api/v1/service-users/{name}/keys/{key}/rotate",
+        "api-key.rotate",
+        Path(ManageUsers, Tenant),
+    ),
+    route("POST", "/api/v1/roles", "role.create", Handler),
+    route(
+        "GET",
+        "/api/v1/roles",
+        "role.list",
+        PathOrBelow(ManageGrants, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/roles/{role}",
+        "role.get",
+        PathOrBelow(ManageGrants, Tenant),
+    ),
+    route("PUT", "/api/v1/roles/{role}", "role.update", Handler),
+    route("DELETE", "/api/v1/roles/{role}", "role.delete", Handler),
+    route(
+        "GET",
+        "/api/v1/roles/{role}/members",
+        "role.members",
+        PathOrBelow(ManageGrants, Tenant),
+    ),
+    route(
+        "PUT",
+        "/api/v1/roles/{role}/members/{principal}",
+        "role.bind",
+        Handler,
+    ),
+    route(
+        "DELETE",
+        "/api/v1/roles/{role}/members/{principal}",
+        "role.unbind",
+        Handler,
+    ),
+    route("POST", "/api/v1/tokens/revoke", "token.revoke", Root),
 ];
 
 /// The route `method` + `path` (as routed, with `{params}`), if the server serves it.
