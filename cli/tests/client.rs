@@ -320,7 +320,7 @@ fn json_output_is_the_servers_json() {
     let catalogs = s.run(&["catalogs", "--json"]).success().json();
     assert_eq!(
         catalogs["catalogs"][0],
-        json!({"name": "default", "default-branch": "main"})
+        json!({"name": "default", "default-branch": "main", "warehouse": "default"})
     );
     let show = s.run(&["show", "main", "--json"]).success().json();
     assert_eq!(show["hash"].as_str().unwrap(), s.head("main"));
