@@ -364,6 +364,11 @@ impl Client {
         let answer = self.send(request).await?;
         if answer.status.is_success() {
             Ok(answer)
+        } else if answer.status == StatusCode::UNAUTHORIZED && self.token().is_none() {
+            Err(CliError::auth(
+                "not signed in: sign in with `pangolin login --user NAME`, or pass a service \
+                 user's key with --api-key",
+            ))
         } else {
             Err(status_error(&answer))
         }
@@ -468,8 +473,8 @@ pub(crate) fn status_error(answer: &Answer) -> CliError {
         StatusCode::NOT_FOUND => Exit::NotFound,
         StatusCode::UNAUTHORIZED => {
             return CliError::auth(format!(
-                "not signed in ({message}): sign in with `pangolin login --user NAME` or pass \
-                 an API key with --api-key"
+                "the server refused the credentials ({message}): sign in again with \
+                 `pangolin login`"
             ));
         }
         StatusCode::FORBIDDEN => {
