@@ -3,7 +3,7 @@
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 
-use super::{Admin, AdminOptions};
+use super::{Admin, AdminOptions, Find};
 use crate::error::{CliError, Result};
 
 #[derive(Debug, clap::Args)]
@@ -76,9 +76,9 @@ pub(crate) async fn run(args: CatalogArgs) -> Result<()> {
                     &["catalogs"],
                     "catalogs",
                     &[
-                        ("NAME", "/name"),
-                        ("WAREHOUSE", "/warehouse"),
-                        ("DEFAULT BRANCH", "/default-branch"),
+                        ("NAME", Find::At("/name")),
+                        ("WAREHOUSE", Find::At("/warehouse")),
+                        ("DEFAULT BRANCH", Find::At("/default-branch")),
                     ],
                 )
                 .await

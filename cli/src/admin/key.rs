@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{Admin, AdminOptions};
+use super::{Admin, AdminOptions, Find};
 use crate::error::{CliError, Result};
 use crate::output::Paint;
 
@@ -116,11 +116,11 @@ pub(crate) async fn run(args: KeyArgs) -> Result<()> {
                     &["service-users", &args.service_user, "keys"],
                     "keys",
                     &[
-                        ("KEY ID", "/id"),
-                        ("CREATED", "/created-at"),
-                        ("EXPIRES", "/expires-at"),
-                        ("LAST USED", "/last-used-at"),
-                        ("REVOKED", "/revoked-at"),
+                        ("KEY ID", Find::At("/id")),
+                        ("CREATED", Find::At("/created-at")),
+                        ("EXPIRES", Find::At("/expires-at")),
+                        ("LAST USED", Find::At("/last-used-at")),
+                        ("REVOKED", Find::At("/revoked-at")),
                     ],
                 )
                 .await

@@ -92,8 +92,15 @@ pub(crate) struct Admin {
     tenant: Option<String>,
 }
 
-/// A column of a list: its header and where its value is in each item (a JSON pointer).
-type Column = (&'static str, &'static str);
+/// A column of a list: its header and how to find its text in each item.
+type Column = (&'static str, Find);
+
+/// How a column finds its text: at a JSON pointer, or worked out from the whole item.
+#[derive(Debug, Clone, Copy)]
+enum Find {
+    At(&'static str),
+    From(fn(&Value) -> String),
+}
 
 impl Admin {
     fn new(options: &AdminOptions) -> Result<Self> {
@@ -147,8 +154,13 @@ impl Admin {
                 columns
                     .iter()
                     .enumerate()
-                    .map(|(i, (_, pointer))| {
-                        let text = text(item.pointer(pointer).unwrap_or(&Value::Null));
+                    .map(|(i, (_, how))| {
+                        let text = match how {
+                            Find::At(pointer) => {
+                                text(item.pointer(pointer).unwrap_or(&Value::Null))
+                            }
+                            Find::From(render) => render(item),
+                        };
                         if i == 0 {
                             Cell::painted(text, Paint::Bold)
                         } else {
@@ -166,20 +178,19 @@ impl Admin {
         Ok(())
     }
 
-    /// One record: its JSON with `--json`, else one `field: value` line per field.
+    /// One record: its JSON with `--json`, else one `field: value` line per field set, in
+    /// the server's order, nested fields dotted (`storage.root`).
     fn show(&self, answer: &Answer) -> Result<()> {
         if self.ctx.json {
             return self.ctx.print_answer(answer);
         }
-        let Some(fields) = answer.body.as_object() else {
-            println!("{}", text(&answer.body));
-            return Ok(());
-        };
+        let mut lines = Vec::new();
+        flatten("", &answer.ordered()?, &mut lines);
         let mut table = Table::without_header();
-        for (name, value) in fields {
+        for (name, value) in lines {
             table.row(vec![
                 Cell::painted(format!("{name}:"), Paint::Bold),
-                Cell::new(text(value)),
+                Cell::new(value),
             ]);
         }
         print!("{}", table.render(self.ctx.style, 0));
@@ -198,6 +209,36 @@ impl Admin {
             println!("{sentence}");
         }
         Ok(())
+    }
+}
+
+/// The fields of `value` as `(dotted name, text)`, leaving out those not set.
+fn flatten(prefix: &str, value: &Ordered, out: &mut Vec<(String, String)>) {
+    match value {
+        Ordered::Null => {}
+        Ordered::Object(fields) => {
+            for (name, field) in fields {
+                let name = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}.{name}")
+                };
+                flatten(&name, field, out);
+            }
+        }
+        Ordered::String(s) => out.push((prefix.to_owned(), s.clone())),
+        Ordered::Bool(b) => out.push((prefix.to_owned(), text(&Value::Bool(*b)))),
+        Ordered::Number(n) => out.push((prefix.to_owned(), n.to_string())),
+        Ordered::Array(items) => {
+            let texts: Vec<String> = items
+                .iter()
+                .map(|item| match item {
+                    Ordered::String(s) => s.clone(),
+                    other => serde_json::to_string(other).unwrap_or_default(),
+                })
+                .collect();
+            out.push((prefix.to_owned(), texts.join(", ")));
+        }
     }
 }
 
@@ -231,5 +272,29 @@ mod tests {
         assert_eq!(text(&json!(["a", "b"])), "a, b");
         assert_eq!(text(&json!(3)), "3");
         assert_eq!(text(&json!({"type": "local"})), r#"{"type":"local"}"#);
+    }
+
+    #[test]
+    fn records_show_their_fields_dotted_in_the_servers_order() {
+        let record = Ordered::parse(
+            r#"{"name": "lake", "storage": {"type": "local", "root": "/srv"},
+                "credentials": null, "tags": ["a", "b"], "version": 2, "disabled": false}"#,
+        )
+        .unwrap();
+        let mut lines = Vec::new();
+        flatten("", &record, &mut lines);
+        let expected = [
+            ("name", "lake"),
+            ("storage.type", "local"),
+            ("storage.root", "/srv"),
+            ("tags", "a, b"),
+            ("version", "2"),
+            ("disabled", "no"),
+        ];
+        let lines: Vec<(&str, &str)> = lines
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(lines, expected);
     }
 }

@@ -6,8 +6,10 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{Admin, AdminOptions, text};
+use super::{Admin, AdminOptions, Find, text};
+use crate::context::print_json;
 use crate::error::{CliError, Result};
+use crate::json::Ordered;
 use crate::key;
 use crate::output::{Cell, Paint, Table};
 
@@ -151,7 +153,11 @@ pub(crate) async fn run(args: RoleArgs) -> Result<()> {
                 .list(
                     &["roles"],
                     "roles",
-                    &[("NAME", "/name"), ("GRANTS", "/grants")],
+                    &[
+                        ("NAME", Find::At("/name")),
+                        ("DISABLED", Find::At("/disabled")),
+                        ("GRANTS", Find::From(grants_of)),
+                    ],
                 )
                 .await
         }
@@ -201,17 +207,14 @@ async fn show(args: NameArgs) -> Result<()> {
         .call(&admin.request(Method::GET, &["roles", &args.name, "members"]))
         .await?;
     if admin.ctx.json {
-        let mut both = role.body.clone();
-        both["members"] = members
-            .body
+        let mut both = role.ordered()?;
+        let listed = members
+            .ordered()?
             .get("members")
             .cloned()
-            .unwrap_or(Value::Array(Vec::new()));
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&both)
-                .map_err(|e| CliError::server(format!("printing the role: {e}")))?
-        );
+            .unwrap_or(Ordered::Array(Vec::new()));
+        both.set("members", listed);
+        print_json(&both);
         return Ok(());
     }
     let style = admin.ctx.style;
@@ -359,6 +362,14 @@ fn parse_grant(text: &str) -> Result<Value> {
         grant["branches"] = Value::String(branches.to_owned());
     }
     Ok(grant)
+}
+
+/// A role's grants, comma-separated, in the syntax `parse_grant` reads.
+fn grants_of(role: &Value) -> String {
+    role.get("grants")
+        .and_then(Value::as_array)
+        .map(|grants| grants.iter().map(show_grant).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default()
 }
 
 /// A grant from the server in the syntax `parse_grant` reads.

@@ -3,7 +3,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use super::{Admin, AdminOptions};
+use super::{Admin, AdminOptions, Find};
 use crate::error::Result;
 
 #[derive(Debug, clap::Args)]
@@ -77,7 +77,11 @@ pub(crate) async fn run(args: ServiceUserArgs) -> Result<()> {
                 .list(
                     &["service-users"],
                     "service-users",
-                    &[("NAME", "/name"), ("ID", "/id"), ("DISABLED", "/disabled")],
+                    &[
+                        ("NAME", Find::At("/name")),
+                        ("ID", Find::At("/id")),
+                        ("DISABLED", Find::At("/disabled")),
+                    ],
                 )
                 .await
         }

@@ -3,7 +3,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{Admin, AdminOptions};
+use super::{Admin, AdminOptions, Find};
 use crate::error::Result;
 use crate::secret;
 
@@ -90,9 +90,9 @@ pub(crate) async fn run(args: TenantArgs) -> Result<()> {
                     &["tenants"],
                     "tenants",
                     &[
-                        ("NAME", "/name"),
-                        ("DESCRIPTION", "/description"),
-                        ("CREATED", "/created-at"),
+                        ("NAME", Find::At("/name")),
+                        ("DESCRIPTION", Find::At("/description")),
+                        ("CREATED", Find::At("/created-at")),
                     ],
                 )
                 .await

@@ -3,7 +3,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use super::{Admin, AdminOptions};
+use super::{Admin, AdminOptions, Find};
 use crate::error::Result;
 use crate::secret;
 
@@ -130,9 +130,9 @@ pub(crate) async fn run(args: UserArgs) -> Result<()> {
                     &["users"],
                     "users",
                     &[
-                        ("NAME", "/username"),
-                        ("ADMIN", "/admin"),
-                        ("DISABLED", "/disabled"),
+                        ("NAME", Find::At("/username")),
+                        ("ADMIN", Find::At("/admin")),
+                        ("DISABLED", Find::At("/disabled")),
                     ],
                 )
                 .await

@@ -3,7 +3,7 @@
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 
-use super::{Admin, AdminOptions};
+use super::{Admin, AdminOptions, Find};
 use crate::error::{CliError, Result};
 use crate::secret;
 
@@ -113,7 +113,12 @@ pub(crate) async fn run(args: WarehouseArgs) -> Result<()> {
                 .list(
                     &["warehouses"],
                     "warehouses",
-                    &[("NAME", "/name"), ("STORAGE", "/storage/type")],
+                    &[
+                        ("NAME", Find::At("/name")),
+                        ("STORAGE", Find::At("/storage/type")),
+                        ("LOCATION", Find::From(location)),
+                        ("CREDENTIALS", Find::At("/credentials/fields-set")),
+                    ],
                 )
                 .await
         }
@@ -131,6 +136,26 @@ pub(crate) async fn run(args: WarehouseArgs) -> Result<()> {
                 .await?;
             admin.done(&answer, &format!("Deleted warehouse {}.", args.name))
         }
+    }
+}
+
+/// Where a warehouse's files are, as a URL-like text: the local root, `s3://bucket/prefix`.
+fn location(warehouse: &Value) -> String {
+    let storage = &warehouse["storage"];
+    let field = |name: &str| storage.get(name).and_then(Value::as_str).unwrap_or("");
+    match field("type") {
+        "local" => field("root").to_owned(),
+        "s3" | "gcs" => {
+            let scheme = if field("type") == "s3" { "s3" } else { "gs" };
+            let prefix = field("prefix").trim_matches('/');
+            if prefix.is_empty() {
+                format!("{scheme}://{}", field("bucket"))
+            } else {
+                format!("{scheme}://{}/{prefix}", field("bucket"))
+            }
+        }
+        "azure" => format!("{}/{}", field("account"), field("container")),
+        _ => String::new(),
     }
 }
 
@@ -209,6 +234,18 @@ mod tests {
         let mut all = vec!["create"];
         all.extend_from_slice(args);
         Wrapper::try_parse_from(all).unwrap().args
+    }
+
+    #[test]
+    fn locations_read_like_urls() {
+        let local = json!({"storage": {"type": "local", "root": "/srv/lake"}});
+        assert_eq!(location(&local), "/srv/lake");
+        let s3 = json!({"storage": {"type": "s3", "bucket": "b", "prefix": "/lake/"}});
+        assert_eq!(location(&s3), "s3://b/lake");
+        assert_eq!(
+            location(&json!({"storage": {"type": "s3", "bucket": "b"}})),
+            "s3://b"
+        );
     }
 
     #[test]
