@@ -44,8 +44,9 @@ enum AuditCommand {
         "pangolin audit log --principal user:acme/ana --resource-type tenant",
         "pangolin audit log --from 2026-05-01 --until 2026-05-02 --limit 500 --json",
     ],
-    "Times are RFC 3339 (2026-05-01T12:00:00Z), dates (2026-05-01, midnight UTC) or ages\n\
-     (30m, 2h, 3d, 1w, `2 days ago`). With --json, the pages read are joined into one\n\
+    "Events are shown oldest first, at most --limit of them: narrow with --from to see the\n\
+     latest. Times are RFC 3339 (2026-05-01T12:00:00Z), dates (2026-05-01, midnight UTC) or\n\
+     ages (30m, 2h, 3d, 1w, `2 days ago`). With --json, the pages read are joined into one\n\
      {\"events\": [...]} answer.",
 ))]
 pub(crate) struct LogArgs {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::client::{Client, Request, Tokens, status_error};
 use crate::context::print_json;
-use crate::error::{CliError, Result};
+use crate::error::{CliError, Exit, Result};
 use crate::json::Ordered;
 use crate::profile::{self, GlobalArgs, Profile, Profiles, Settings};
 use crate::secret;
@@ -133,12 +133,31 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
         settings.refresh_token = tokens.refresh.clone();
     }
     let client = Client::new(&settings)?;
-    let principal = if tokens.is_some() {
-        whoami(&client).await?
-    } else {
-        None
+    let checked = async {
+        let principal = if tokens.is_some() {
+            whoami(&client).await?
+        } else {
+            None
+        };
+        let catalog = check_catalog(&client, named_catalog.as_deref()).await?;
+        Ok::<_, CliError>((principal, catalog))
     };
-    let catalog = check_catalog(&client, named_catalog.as_deref()).await?;
+    let (principal, catalog) = match checked.await {
+        Ok(checked) => checked,
+        Err(error) => {
+            if tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
+                // Nothing is saved, so the fresh session would only linger on the server.
+                let _ = end_session(&client).await;
+            }
+            if tokens.is_none() && error.exit == Exit::Auth {
+                return Err(CliError::auth(
+                    "this server requires sign-in: add --user NAME (and --tenant for a \
+                     tenant's user), or --api-key for a service user",
+                ));
+            }
+            return Err(error);
+        }
+    };
     let path = profile::file_path()?;
     let mut profiles = Profiles::load(&path)?;
     profiles.profiles.insert(
@@ -207,6 +226,17 @@ async fn sign_in(
         return Err(status_error(&answer));
     }
     Tokens::from_answer(&answer)
+}
+
+/// `POST /api/v1/logout` with the client's tokens.
+async fn end_session(client: &Client) -> Result<()> {
+    let body = match client.refresh_token() {
+        Some(refresh) => json!({ "refresh_token": refresh }),
+        None => json!({}),
+    };
+    let request = Request::api(Method::POST, &["logout"]).json(body);
+    client.send_as(&request, client.token().as_deref()).await?;
+    Ok(())
 }
 
 /// `GET /api/v1/whoami`: the principal the credential stands for.

@@ -107,6 +107,17 @@ fn a_wrong_password_exits_5_and_saves_nothing() {
         .fails_with(5);
     assert!(unknown.stderr.contains("`nowhere/ana`"), "{unknown:?}");
 
+    // Logging in without a credential, or into a catalog that is not there, saves nothing.
+    let bare = s.run(&["login"]).fails_with(5);
+    assert!(bare.stderr.contains("requires sign-in"), "{bare:?}");
+    s.run_with(
+        &["login", "--user", "root", "--catalog", "nope"],
+        &[("PANGOLIN_PASSWORD", ROOT_PASSWORD)],
+        None,
+    )
+    .fails_with(3);
+    assert!(!s.profile_file().exists(), "nothing is saved");
+
     // Without signing in, a command is refused with the way to sign in.
     let refused = s.run(&["catalogs"]).fails_with(5);
     assert!(refused.stderr.contains("pangolin login"), "{refused:?}");
@@ -115,6 +126,14 @@ fn a_wrong_password_exits_5_and_saves_nothing() {
         .run_with(&["login", "--user", "root"], &[], Some("\n"))
         .fails_with(2);
     assert!(empty.stderr.contains("empty"), "{empty:?}");
+
+    // The session opened for the unsaved login into `nope` was ended on the server.
+    s.login_root();
+    let ended = s
+        .run(&["audit", "log", "--action", "auth.logout", "--json"])
+        .success()
+        .json();
+    assert_eq!(ended["events"].as_array().unwrap().len(), 1, "{ended}");
 }
 
 #[test]
