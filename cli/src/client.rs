@@ -1,6 +1,7 @@
-//! HTTP to the management API (`docs/management-api.md`): URLs, the bearer token, and the
-//! mapping of answers to exit codes.
+//! HTTP to the management API (`docs/management-api.md`): URLs, the bearer token (refreshed
+//! once when the server refuses it), and the mapping of answers to exit codes.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
@@ -9,7 +10,7 @@ use url::Url;
 
 use crate::error::{CliError, Exit, Result};
 use crate::json::Ordered;
-use crate::profile::Settings;
+use crate::profile::{Saved, Settings};
 
 /// How long one request may take; the server gives up on its side after 60 seconds.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
@@ -24,7 +25,62 @@ pub(crate) struct Client {
     http: reqwest::Client,
     server: Url,
     catalog: String,
+    /// Behind a lock because a refresh replaces the tokens while requests borrow the client.
+    session: Mutex<Session>,
+}
+
+/// The credentials a client sends, and where refreshed ones are kept.
+#[derive(Clone, Default)]
+struct Session {
     token: Option<String>,
+    refresh_token: Option<String>,
+    saved_in: Option<Saved>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "refresh_token",
+                &self.refresh_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("saved_in", &self.saved_in)
+            .finish()
+    }
+}
+
+/// The tokens of a sign-in or a refresh (`POST /api/v1/login`, `/api/v1/token/refresh`).
+#[derive(Clone)]
+pub(crate) struct Tokens {
+    pub(crate) access: String,
+    pub(crate) refresh: Option<String>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tokens(<redacted>)")
+    }
+}
+
+impl Tokens {
+    /// The tokens in a sign-in or refresh answer.
+    pub(crate) fn from_answer(answer: &Answer) -> Result<Self> {
+        let field = |name: &str| {
+            answer
+                .body
+                .get(name)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+        };
+        let access = field("access_token")
+            .ok_or_else(|| CliError::server("the server's sign-in answer has no access_token"))?;
+        Ok(Self {
+            access,
+            refresh: field("refresh_token"),
+        })
+    }
 }
 
 /// An answer: its status, its body as text (for `--json`) and parsed (for people).
@@ -59,6 +115,7 @@ pub(crate) struct Request {
     method: Method,
     segments: Vec<String>,
     query: Vec<(String, String)>,
+    headers: Vec<(&'static str, String)>,
     body: Option<Value>,
 }
 
@@ -68,6 +125,7 @@ impl Request {
             method,
             segments: segments.iter().map(|s| (*s).to_owned()).collect(),
             query: Vec::new(),
+            headers: Vec::new(),
             body: None,
         }
     }
@@ -90,6 +148,45 @@ impl Request {
         self.body = Some(body);
         self
     }
+
+    /// Adds a header when there is a value.
+    pub(crate) fn header_opt(
+        mut self,
+        name: &'static str,
+        value: Option<impl Into<String>>,
+    ) -> Self {
+        if let Some(value) = value {
+            self.headers.push((name, value.into()));
+        }
+        self
+    }
+
+    /// A request under `/api/v1/`, for routes outside a catalog.
+    pub(crate) fn api(method: Method, segments: &[&str]) -> Self {
+        let mut all = vec!["api", "v1"];
+        all.extend_from_slice(segments);
+        Self::new(method, &all)
+    }
+}
+
+/// The query parameter names a list route pages with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Paging {
+    pub(crate) size: &'static str,
+    pub(crate) token: &'static str,
+}
+
+impl Paging {
+    /// The catalog routes' `pageSize` and `pageToken`.
+    pub(crate) const CAMEL: Self = Self {
+        size: "pageSize",
+        token: "pageToken",
+    };
+    /// The audit and admin routes' `page-size` and `page-token`.
+    pub(crate) const KEBAB: Self = Self {
+        size: "page-size",
+        token: "page-token",
+    };
 }
 
 impl Client {
@@ -104,8 +201,47 @@ impl Client {
             http,
             server: settings.server.clone(),
             catalog: settings.catalog.clone(),
-            token: settings.token.clone(),
+            session: Mutex::new(Session {
+                token: settings.token.clone(),
+                refresh_token: settings.refresh_token.clone(),
+                saved_in: settings.saved_in.clone(),
+            }),
         })
+    }
+
+    /// The server's URL, without a trailing slash, for messages.
+    pub(crate) fn server(&self) -> &str {
+        self.server.as_str().trim_end_matches('/')
+    }
+
+    fn session(&self) -> Session {
+        match self.session.lock() {
+            Ok(session) => session.clone(),
+            // A panic while holding the lock cannot leave a half-written session behind.
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set_session(&self, change: impl FnOnce(&mut Session)) {
+        match self.session.lock() {
+            Ok(mut session) => change(&mut session),
+            Err(poisoned) => change(&mut poisoned.into_inner()),
+        }
+    }
+
+    /// The token sent as `Authorization: Bearer`, if any.
+    pub(crate) fn token(&self) -> Option<String> {
+        self.session().token
+    }
+
+    /// The refresh token, if any.
+    pub(crate) fn refresh_token(&self) -> Option<String> {
+        self.session().refresh_token
+    }
+
+    /// The profile the tokens came from, if they came from one.
+    pub(crate) fn saved_in(&self) -> Option<Saved> {
+        self.session().saved_in
     }
 
     pub(crate) fn catalog(&self) -> &str {
@@ -138,12 +274,65 @@ impl Client {
     }
 
     /// Sends a request and returns the answer whatever its status; only a failure to talk
-    /// to the server at all is an error.
+    /// to the server at all is an error. When the server refuses the token (401) and a
+    /// refresh token is kept, the tokens are refreshed once and the request sent again.
     pub(crate) async fn send(&self, request: &Request) -> Result<Answer> {
+        let answer = self.send_as(request, self.token().as_deref()).await?;
+        if answer.status != StatusCode::UNAUTHORIZED {
+            return Ok(answer);
+        }
+        match self.refresh().await? {
+            Some(token) => self.send_as(request, Some(&token)).await,
+            None => Ok(answer),
+        }
+    }
+
+    /// Trades the refresh token (usable once) for new tokens, keeps them, and saves them in
+    /// the profile they came from. `None` when there is no refresh token or the server
+    /// refuses it; then it is forgotten, so the next command does not try it again.
+    pub(crate) async fn refresh(&self) -> Result<Option<String>> {
+        let Some(refresh) = self.refresh_token() else {
+            return Ok(None);
+        };
+        let request = Request::api(Method::POST, &["token", "refresh"])
+            .json(serde_json::json!({ "refresh_token": refresh }));
+        let answer = self.send_as(&request, None).await?;
+        let saved_in = self.session().saved_in;
+        if !answer.status.is_success() {
+            self.set_session(|s| s.refresh_token = None);
+            if let Some(saved) = &saved_in
+                && answer.status == StatusCode::UNAUTHORIZED
+            {
+                saved.update(|p| {
+                    p.token = None;
+                    p.refresh_token = None;
+                })?;
+            }
+            return Ok(None);
+        }
+        let tokens = Tokens::from_answer(&answer)?;
+        self.set_session(|s| {
+            s.token = Some(tokens.access.clone());
+            s.refresh_token = tokens.refresh.clone();
+        });
+        if let Some(saved) = &saved_in {
+            saved.update(|p| {
+                p.token = Some(tokens.access.clone());
+                p.refresh_token = tokens.refresh.clone();
+            })?;
+        }
+        Ok(Some(tokens.access))
+    }
+
+    /// Sends a request once, with the given bearer token.
+    pub(crate) async fn send_as(&self, request: &Request, token: Option<&str>) -> Result<Answer> {
         let url = self.url(request);
         let mut builder = self.http.request(request.method.clone(), url.clone());
-        if let Some(token) = &self.token {
+        if let Some(token) = token {
             builder = builder.bearer_auth(token);
+        }
+        for (name, value) in &request.headers {
+            builder = builder.header(*name, value);
         }
         if let Some(body) = &request.body {
             builder = builder.json(body);
@@ -175,6 +364,11 @@ impl Client {
         let answer = self.send(request).await?;
         if answer.status.is_success() {
             Ok(answer)
+        } else if answer.status == StatusCode::UNAUTHORIZED && self.token().is_none() {
+            Err(CliError::auth(
+                "not signed in: sign in with `pangolin login --user NAME`, or pass a service \
+                 user's key with --api-key",
+            ))
         } else {
             Err(status_error(&answer))
         }
@@ -184,6 +378,20 @@ impl Client {
     /// items of `field` were read. `page_size` caps each page.
     pub(crate) async fn pages(
         &self,
+        request: &Request,
+        field: &str,
+        limit: Option<usize>,
+        page_size: usize,
+        each: impl FnMut(&Answer) -> Result<()>,
+    ) -> Result<Vec<Answer>> {
+        self.pages_with(Paging::CAMEL, request, field, limit, page_size, each)
+            .await
+    }
+
+    /// [`Client::pages`] for a route that names its paging parameters `paging`.
+    pub(crate) async fn pages_with(
+        &self,
+        paging: Paging,
         request: &Request,
         field: &str,
         limit: Option<usize>,
@@ -200,8 +408,8 @@ impl Client {
             };
             let page = request
                 .clone()
-                .query("pageSize", size.to_string())
-                .query_opt("pageToken", token.take());
+                .query(paging.size, size.to_string())
+                .query_opt(paging.token, token.take());
             let answer = self.call(&page).await?;
             seen += answer
                 .body
@@ -263,9 +471,16 @@ pub(crate) fn status_error(answer: &Answer) -> CliError {
     let exit = match status {
         StatusCode::CONFLICT => Exit::Conflict,
         StatusCode::NOT_FOUND => Exit::NotFound,
-        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-            return CliError::usage(format!("the server refused the credentials: {message}"));
+        StatusCode::UNAUTHORIZED => {
+            return CliError::auth(format!(
+                "the server refused the credentials ({message}): sign in again with \
+                 `pangolin login`"
+            ));
         }
+        StatusCode::FORBIDDEN => {
+            return CliError::auth(format!("not allowed: {message}"));
+        }
+        StatusCode::TOO_MANY_REQUESTS => Exit::Auth,
         s if s.is_client_error() => Exit::Usage,
         _ => Exit::Server,
     };
@@ -283,6 +498,8 @@ mod tests {
             server: Url::parse(server).unwrap(),
             catalog: "default".into(),
             token: None,
+            refresh_token: None,
+            saved_in: None,
             json: false,
         })
         .unwrap()
@@ -333,6 +550,13 @@ mod tests {
             let e = status_error(&answer(status, error(status)));
             assert_eq!((e.exit, e.message.as_str()), (exit, "what went wrong"));
         }
+        for status in [401, 403, 429] {
+            let e = status_error(&answer(status, error(status)));
+            assert_eq!(e.exit, Exit::Auth, "{status}");
+            assert!(e.message.contains("what went wrong"), "{e}");
+        }
+        let e = status_error(&answer(401, error(401)));
+        assert!(e.message.contains("pangolin login"), "{e}");
         let e = status_error(&answer(502, Value::Null));
         assert_eq!(e.exit, Exit::Server);
         assert!(e.message.contains("502"), "{e}");

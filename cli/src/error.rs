@@ -10,11 +10,14 @@ pub(crate) const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  conflict: a merge, cherry-pick or revert with conflicts (they are printed), a stale
-     --expect hash, or a name already taken
+     --expect hash, a name already taken, or an audit log whose chain is broken
   2  usage or bad input, including what the server refuses as bad input (an invalid name,
      an unknown or ambiguous reference)
   3  not found: an unknown catalog, profile, or a route or object the server does not have
-  4  server or network error: the server is unreachable, failed, or answered nonsense";
+  4  server or network error: the server is unreachable, failed, or answered nonsense
+  5  not signed in or not allowed: no credential, a wrong password or API key, a session
+     that expired (sign in again with `pangolin login`), too many failed sign-ins, or an
+     action your roles do not allow";
 
 /// Which exit code a failure ends with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +26,7 @@ pub(crate) enum Exit {
     Usage = 2,
     NotFound = 3,
     Server = 4,
+    Auth = 5,
 }
 
 /// A failure: the one line for stderr and the exit code.
@@ -50,6 +54,10 @@ impl CliError {
 
     pub(crate) fn server(message: impl Into<String>) -> Self {
         Self::new(Exit::Server, message)
+    }
+
+    pub(crate) fn auth(message: impl Into<String>) -> Self {
+        Self::new(Exit::Auth, message)
     }
 
     pub(crate) fn conflict(message: impl Into<String>) -> Self {

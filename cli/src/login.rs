@@ -1,36 +1,66 @@
-//! `pangolin login`: save a profile after checking the server answers.
+//! `pangolin login`: sign in (a password, an API key or a given token), check the server
+//! answers, and save a profile with the tokens.
 
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::client::Client;
+use crate::client::{Client, Request, Tokens, status_error};
 use crate::context::print_json;
-use crate::error::{CliError, Result};
+use crate::error::{CliError, Exit, Result};
 use crate::json::Ordered;
 use crate::profile::{self, GlobalArgs, Profile, Profiles, Settings};
+use crate::secret;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::help::after(
     &[
-        "pangolin login --server http://127.0.0.1:8080",
-        "pangolin login --server http://lake.internal:8080 --catalog sales --profile prod",
-        "pangolin branch list --profile prod",
+        "pangolin login --server http://127.0.0.1:8080 --user root",
+        "pangolin login --server http://lake.internal:8080 --tenant acme --user ana --profile acme",
+        "printf '%s\\n' \"$PASSWORD\" | pangolin login --user ana --tenant acme --password-stdin",
+        "pangolin login --server http://lake.internal:8080 --api-key \"$PANGOLIN_API_KEY\"",
+        "pangolin login --server http://127.0.0.1:8080    # a server run with --no-auth",
+        "pangolin branch list --profile acme",
     ],
-    "Checks that the server answers and has the catalog, then saves the profile in\n\
-     profiles.toml under $PANGOLIN_CONFIG_DIR, else $XDG_CONFIG_HOME/pangolin, else\n\
+    "With --user, signs in with a password and keeps the access token (1 hour) and the\n\
+     refresh token (7 days): when the server refuses an expired access token, commands\n\
+     refresh it once and save the new pair. The password is read from the terminal without\n\
+     echo; from standard input with --password-stdin, or when it is not a terminal; or from\n\
+     PANGOLIN_PASSWORD. Leave out --tenant to sign in as a root-scope user such as `root`.\n\
+     With --api-key (or PANGOLIN_API_KEY), a service user's key is checked and saved.\n\
+     \n\
+     Checks that the server answers (and has --catalog, when given), then saves the profile\n\
+     in profiles.toml under $PANGOLIN_CONFIG_DIR, else $XDG_CONFIG_HOME/pangolin, else\n\
      ~/.config/pangolin (mode 0600). Logging in again under the same profile name replaces\n\
-     it. Only plain http:// servers are supported yet.",
+     it. `pangolin logout` ends the session. Only plain http:// servers are supported yet.",
 ))]
 pub(crate) struct LoginArgs {
     #[command(flatten)]
     global: GlobalArgs,
+    /// The tenant to sign in to; leave it out for root-scope users (`root`).
+    #[arg(long, env = "PANGOLIN_TENANT", value_name = "TENANT")]
+    tenant: Option<String>,
+    /// Sign in as this user, with a password.
+    #[arg(long, env = "PANGOLIN_USER", value_name = "NAME")]
+    user: Option<String>,
+    /// Read the password from the first line of standard input.
+    #[arg(long, requires = "user")]
+    password_stdin: bool,
     /// A bearer token sent with every request of this profile.
     #[arg(
         long,
         env = "PANGOLIN_TOKEN",
         hide_env_values = true,
-        value_name = "TOKEN"
+        value_name = "TOKEN",
+        conflicts_with = "user"
     )]
     token: Option<String>,
+}
+
+/// How `login` signs in.
+enum Credential {
+    Password { user: String, password: String },
+    Bearer(String),
+    None,
 }
 
 pub(crate) async fn run(args: LoginArgs) -> Result<()> {
@@ -45,26 +75,183 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
             )
         })?;
     let server = profile::parse_server(server)?;
-    let catalog = args
-        .global
-        .catalog
-        .clone()
-        .filter(|c| !c.trim().is_empty())
-        .unwrap_or_else(|| profile::DEFAULT_CATALOG.to_owned());
+    let named_catalog = args.global.catalog.clone().filter(|c| !c.trim().is_empty());
     let name = args
         .global
         .profile
         .clone()
         .filter(|p| !p.trim().is_empty())
         .unwrap_or_else(|| profile::DEFAULT_PROFILE.to_owned());
-    let token = args.token.filter(|t| !t.is_empty());
-    let settings = Settings {
+    let tenant = args.tenant.clone().filter(|t| !t.trim().is_empty());
+    let credential = match args.user.clone().filter(|u| !u.trim().is_empty()) {
+        Some(user) => {
+            let password = secret::read(
+                &format!("Password for {user}: "),
+                args.password_stdin,
+                "PANGOLIN_PASSWORD",
+            )?;
+            Credential::Password { user, password }
+        }
+        None => match (
+            args.global.api_key.clone().filter(|k| !k.is_empty()),
+            args.token.clone().filter(|t| !t.is_empty()),
+        ) {
+            (Some(key), _) => Credential::Bearer(key),
+            (None, Some(token)) => Credential::Bearer(token),
+            (None, None) => Credential::None,
+        },
+    };
+    if tenant.is_some() && !matches!(credential, Credential::Password { .. }) {
+        return Err(CliError::usage(
+            "--tenant names the tenant to sign in to with --user; a token or API key already \
+             says its tenant",
+        ));
+    }
+    let mut settings = Settings {
         server: server.clone(),
-        catalog: catalog.clone(),
-        token: token.clone(),
+        catalog: named_catalog
+            .clone()
+            .unwrap_or_else(|| profile::DEFAULT_CATALOG.to_owned()),
+        token: None,
+        refresh_token: None,
+        saved_in: None,
         json: args.global.json,
     };
+    let tokens = match credential {
+        Credential::Password { user, password } => {
+            let client = Client::new(&settings)?;
+            Some(sign_in(&client, tenant.as_deref(), &user, password).await?)
+        }
+        Credential::Bearer(token) => Some(Tokens {
+            access: token,
+            refresh: None,
+        }),
+        Credential::None => None,
+    };
+    if let Some(tokens) = &tokens {
+        settings.token = Some(tokens.access.clone());
+        settings.refresh_token = tokens.refresh.clone();
+    }
     let client = Client::new(&settings)?;
+    let checked = async {
+        let principal = if tokens.is_some() {
+            whoami(&client).await?
+        } else {
+            None
+        };
+        let catalog = check_catalog(&client, named_catalog.as_deref()).await?;
+        Ok::<_, CliError>((principal, catalog))
+    };
+    let (principal, catalog) = match checked.await {
+        Ok(checked) => checked,
+        Err(error) => {
+            if tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
+                // Nothing is saved, so the fresh session would only linger on the server.
+                let _ = end_session(&client).await;
+            }
+            if tokens.is_none() && error.exit == Exit::Auth {
+                return Err(CliError::auth(
+                    "this server requires sign-in: add --user NAME (and --tenant for a \
+                     tenant's user), or --api-key for a service user",
+                ));
+            }
+            return Err(error);
+        }
+    };
+    let path = profile::file_path()?;
+    let mut profiles = Profiles::load(&path)?;
+    profiles.profiles.insert(
+        name.clone(),
+        Profile {
+            server: client.server().to_owned(),
+            catalog: catalog.clone(),
+            token: tokens.as_ref().map(|t| t.access.clone()),
+            refresh_token: tokens.and_then(|t| t.refresh),
+            principal: principal.clone(),
+        },
+    );
+    profiles.save(&path)?;
+    if args.global.json {
+        let saved = json!({
+            "profile": name,
+            "server": client.server(),
+            "catalog": catalog,
+            "principal": principal,
+            "file": path.display().to_string(),
+        });
+        print_json(&Ordered::parse(&saved.to_string())?);
+    } else {
+        let using = if name == profile::DEFAULT_PROFILE {
+            String::new()
+        } else {
+            format!("; use it with --profile {name}")
+        };
+        let who = principal.map_or_else(String::new, |p| format!(" as {p}"));
+        let which = catalog.map_or_else(
+            || "no catalog chosen".to_owned(),
+            |catalog| format!("catalog `{catalog}`"),
+        );
+        println!(
+            "Logged in to {}{who} ({which}) as profile `{name}`, saved in {}{using}.",
+            client.server(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `POST /api/v1/login`: the tokens, or a clear refusal.
+async fn sign_in(
+    client: &Client,
+    tenant: Option<&str>,
+    user: &str,
+    password: String,
+) -> Result<Tokens> {
+    let mut body = json!({ "username": user, "password": password });
+    if let Some(tenant) = tenant {
+        body["tenant"] = Value::String(tenant.to_owned());
+    }
+    let request = Request::api(Method::POST, &["login"]).json(body);
+    let answer = client.send_as(&request, None).await?;
+    if answer.status == StatusCode::UNAUTHORIZED {
+        let whom = tenant.map_or_else(|| user.to_owned(), |t| format!("{t}/{user}"));
+        return Err(CliError::auth(format!(
+            "sign-in refused for `{whom}`: {}",
+            answer
+                .error_message()
+                .unwrap_or("invalid username or password")
+        )));
+    }
+    if !answer.status.is_success() {
+        return Err(status_error(&answer));
+    }
+    Tokens::from_answer(&answer)
+}
+
+/// `POST /api/v1/logout` with the client's tokens.
+async fn end_session(client: &Client) -> Result<()> {
+    let body = match client.refresh_token() {
+        Some(refresh) => json!({ "refresh_token": refresh }),
+        None => json!({}),
+    };
+    let request = Request::api(Method::POST, &["logout"]).json(body);
+    client.send_as(&request, client.token().as_deref()).await?;
+    Ok(())
+}
+
+/// `GET /api/v1/whoami`: the principal the credential stands for.
+async fn whoami(client: &Client) -> Result<Option<String>> {
+    let answer = client.call(&Request::api(Method::GET, &["whoami"])).await?;
+    Ok(answer
+        .body
+        .get("principal")
+        .and_then(Value::as_str)
+        .map(str::to_owned))
+}
+
+/// The catalog the profile works in: the one named, which the server must have; else the
+/// default catalog when the caller can see it, else none (a fresh tenant has no catalogs).
+async fn check_catalog(client: &Client, named: Option<&str>) -> Result<Option<String>> {
     let answer = client.call(&Client::catalogs_request()).await?;
     let names: Vec<&str> = answer
         .body
@@ -77,47 +264,19 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
                 .collect()
         })
         .unwrap_or_default();
-    if !names.contains(&catalog.as_str()) {
-        return Err(CliError::not_found(format!(
+    match named {
+        Some(catalog) if !names.contains(&catalog) => Err(CliError::not_found(format!(
             "the server at {} has no catalog named `{catalog}`; it has: {}",
-            server.as_str().trim_end_matches('/'),
+            client.server(),
             if names.is_empty() {
                 "none".to_owned()
             } else {
                 names.join(", ")
             }
-        )));
+        ))),
+        Some(catalog) => Ok(Some(catalog.to_owned())),
+        None => Ok(names
+            .contains(&profile::DEFAULT_CATALOG)
+            .then(|| profile::DEFAULT_CATALOG.to_owned())),
     }
-    let path = profile::file_path()?;
-    let mut profiles = Profiles::load(&path)?;
-    profiles.profiles.insert(
-        name.clone(),
-        Profile {
-            server: server.as_str().trim_end_matches('/').to_owned(),
-            catalog: Some(catalog.clone()),
-            token,
-        },
-    );
-    profiles.save(&path)?;
-    if args.global.json {
-        let saved = json!({
-            "profile": name,
-            "server": server.as_str().trim_end_matches('/'),
-            "catalog": catalog,
-            "file": path.display().to_string(),
-        });
-        print_json(&Ordered::parse(&saved.to_string())?);
-    } else {
-        let using = if name == profile::DEFAULT_PROFILE {
-            String::new()
-        } else {
-            format!("; use it with --profile {name}")
-        };
-        println!(
-            "Logged in to {} (catalog `{catalog}`) as profile `{name}`, saved in {}{using}.",
-            server.as_str().trim_end_matches('/'),
-            path.display()
-        );
-    }
-    Ok(())
 }

@@ -1,6 +1,8 @@
 //! `pangolin`: the catalog server (`pangolin serve`) and the git-style client that talks to
 //! it over the management API (`docs/management-api.md`).
 
+mod admin;
+mod audit;
 mod branch;
 mod catalogs;
 mod changes;
@@ -18,7 +20,9 @@ mod merge;
 mod output;
 mod profile;
 mod refs;
+mod secret;
 mod serve;
+mod session;
 mod show;
 mod tag;
 
@@ -47,8 +51,12 @@ struct Cli {
 enum Command {
     /// Run the catalog server.
     Serve(serve::ServeArgs),
-    /// Save a profile (server, catalog, token) for later commands.
+    /// Sign in and save a profile (server, catalog, tokens) for later commands.
     Login(login::LoginArgs),
+    /// Revoke the profile's tokens and forget them.
+    Logout(session::LogoutArgs),
+    /// Show who the server sees you as.
+    Whoami(session::WhoamiArgs),
     /// List the server's catalogs.
     Catalogs(catalogs::CatalogsArgs),
     /// List, create, delete or move branches.
@@ -69,6 +77,10 @@ enum Command {
     CherryPick(merge::CherryPickArgs),
     /// Undo a commit on a branch with a new commit.
     Revert(merge::RevertArgs),
+    /// Read and verify the audit log.
+    Audit(audit::AuditArgs),
+    /// Administer tenants, warehouses, catalogs, users, service users, API keys and roles.
+    Admin(admin::AdminArgs),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +111,10 @@ async fn run(command: Command) -> Result<()> {
     match command {
         Command::Serve(_) => unreachable!("served by serve::main"),
         Command::Login(args) => login::run(args).await,
+        Command::Logout(args) => session::logout(args).await,
+        Command::Whoami(args) => session::whoami(args).await,
+        Command::Audit(args) => audit::run(args).await,
+        Command::Admin(args) => admin::run(args).await,
         Command::Catalogs(args) => catalogs::run(args).await,
         Command::Branch(args) => branch::run(args).await,
         Command::Tag(args) => tag::run(args).await,

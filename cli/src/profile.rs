@@ -3,7 +3,7 @@
 //! Precedence, for each setting: the flag, its environment variable, the profile, the default.
 //! Profiles live in `profiles.toml` in the configuration directory (`$PANGOLIN_CONFIG_DIR`,
 //! else `$XDG_CONFIG_HOME/pangolin`, else `~/.config/pangolin`), written with mode 0600
-//! because they may hold tokens.
+//! because they hold tokens; a file found readable by others is made private again.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -32,6 +32,15 @@ pub(crate) struct GlobalArgs {
     /// The saved profile to use (see `pangolin login`) [default: `default`].
     #[arg(long, global = true, env = "PANGOLIN_PROFILE", value_name = "NAME")]
     pub(crate) profile: Option<String>,
+    /// A service user's API key (`pgl_…`), sent instead of the profile's token.
+    #[arg(
+        long,
+        global = true,
+        env = "PANGOLIN_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub(crate) api_key: Option<String>,
     /// Print the server's JSON answer, pretty, instead of text for people.
     #[arg(long, global = true)]
     pub(crate) json: bool,
@@ -45,19 +54,43 @@ impl GlobalArgs {
             server: keep(&self.server),
             catalog: keep(&self.catalog),
             profile: keep(&self.profile),
+            api_key: keep(&self.api_key),
             json: self.json,
         }
     }
 }
 
 /// One saved profile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub(crate) struct Profile {
     pub(crate) server: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) catalog: Option<String>,
+    /// The bearer token: an access token from signing in, an API key, or one given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) token: Option<String>,
+    /// Exchanged for a new token pair when the server refuses the access token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) refresh_token: Option<String>,
+    /// Who signed in (`user:acme/ana`), for people; the server decides from the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) principal: Option<String>,
+}
+
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profile")
+            .field("server", &self.server)
+            .field("catalog", &self.catalog)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "refresh_token",
+                &self.refresh_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("principal", &self.principal)
+            .finish()
+    }
 }
 
 /// The profiles file.
@@ -68,12 +101,52 @@ pub(crate) struct Profiles {
 }
 
 /// Where connection settings were read from and what they are.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Settings {
     pub(crate) server: Url,
     pub(crate) catalog: String,
     pub(crate) token: Option<String>,
+    /// The profile's refresh token, when its token is the one sent.
+    pub(crate) refresh_token: Option<String>,
+    /// The profile the tokens came from, where refreshed ones are saved.
+    pub(crate) saved_in: Option<Saved>,
     pub(crate) json: bool,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("server", &self.server.as_str())
+            .field("catalog", &self.catalog)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "refresh_token",
+                &self.refresh_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("saved_in", &self.saved_in)
+            .field("json", &self.json)
+            .finish()
+    }
+}
+
+/// A profile in a profiles file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Saved {
+    pub(crate) path: PathBuf,
+    pub(crate) name: String,
+}
+
+impl Saved {
+    /// Changes the saved profile (read afresh, so other profiles written meanwhile stay),
+    /// if it still exists.
+    pub(crate) fn update(&self, change: impl FnOnce(&mut Profile)) -> Result<()> {
+        let mut profiles = Profiles::load(&self.path)?;
+        if let Some(profile) = profiles.profiles.get_mut(&self.name) {
+            change(profile);
+            profiles.save(&self.path)?;
+        }
+        Ok(())
+    }
 }
 
 /// The configuration directory, from the environment.
@@ -98,8 +171,10 @@ pub(crate) fn file_path() -> Result<PathBuf> {
 }
 
 impl Profiles {
-    /// Reads the file; a missing file is no profiles.
+    /// Reads the file; a missing file is no profiles. A file others may read is made
+    /// private first, with a warning: it holds tokens.
     pub(crate) fn load(path: &Path) -> Result<Self> {
+        make_private(path)?;
         match std::fs::read_to_string(path) {
             Ok(text) => toml::from_str(&text)
                 .map_err(|e| CliError::usage(format!("in {}: {e}", path.display()))),
@@ -131,6 +206,38 @@ impl Profiles {
         }
         Ok(())
     }
+}
+
+/// Takes group and other permissions off an existing file.
+#[cfg(unix)]
+fn make_private(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match std::fs::metadata(path) {
+        Ok(metadata) => metadata.permissions().mode(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(CliError::usage(format!("reading {}: {e}", path.display()))),
+    };
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| {
+            CliError::usage(format!(
+                "{} is readable by others (mode {:o}) and cannot be made private: {e}",
+                path.display(),
+                mode & 0o777
+            ))
+        })?;
+        eprintln!(
+            "warning: {} was readable by others (mode {:o}); it holds tokens, so its mode is \
+             now 600",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn make_private(_path: &Path) -> Result<()> {
+    Ok(())
 }
 
 #[cfg(unix)]
@@ -182,7 +289,8 @@ pub(crate) fn parse_server(text: &str) -> Result<Url> {
 }
 
 /// Combines flags and environment (already merged by clap), the profile and the defaults.
-/// `token_env` is `PANGOLIN_TOKEN`.
+/// `token_env` is `PANGOLIN_TOKEN`. The credential sent is the API key, else
+/// `PANGOLIN_TOKEN`, else the profile's token (only to the profile's own server).
 pub(crate) fn resolve(
     args: &GlobalArgs,
     profiles: &Profiles,
@@ -190,6 +298,10 @@ pub(crate) fn resolve(
     token_env: Option<String>,
 ) -> Result<Settings> {
     let args = args.cleaned();
+    let profile_name = args
+        .profile
+        .clone()
+        .unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
     let profile = match &args.profile {
         Some(name) => Some(profiles.profiles.get(name).ok_or_else(|| {
             let place = path.map_or_else(String::new, |p| format!(" in {}", p.display()));
@@ -211,15 +323,27 @@ pub(crate) fn resolve(
         .clone()
         .or_else(|| profile.and_then(|p| p.catalog.clone()))
         .unwrap_or_else(|| DEFAULT_CATALOG.to_owned());
-    // A profile's token goes only to the profile's own server, never to one named instead.
-    let profile_token = profile
-        .filter(|p| parse_server(&p.server).is_ok_and(|url| url == server))
-        .and_then(|p| p.token.clone());
-    let token = token_env.filter(|t| !t.is_empty()).or(profile_token);
+    // A profile's tokens go only to the profile's own server, never to one named instead.
+    let own = profile.filter(|p| parse_server(&p.server).is_ok_and(|url| url == server));
+    let explicit = args.api_key.or(token_env.filter(|t| !t.is_empty()));
+    let (token, refresh_token, saved_in) = match (explicit, own) {
+        (Some(token), _) => (Some(token), None, None),
+        (None, Some(profile)) => (
+            profile.token.clone(),
+            profile.refresh_token.clone(),
+            path.map(|path| Saved {
+                path: path.to_owned(),
+                name: profile_name,
+            }),
+        ),
+        (None, None) => (None, None, None),
+    };
     Ok(Settings {
         server,
         catalog,
         token,
+        refresh_token,
+        saved_in,
         json: args.json,
     })
 }
@@ -251,14 +375,15 @@ mod tests {
                 server: "http://profile.example:9000".into(),
                 catalog: Some("lake".into()),
                 token: Some("secret".into()),
+                refresh_token: Some("again".into()),
+                principal: Some("user:~/root".into()),
             },
         );
         profiles.profiles.insert(
             "other".into(),
             Profile {
                 server: "http://other.example:9001".into(),
-                catalog: None,
-                token: None,
+                ..Profile::default()
             },
         );
         profiles
@@ -269,6 +394,7 @@ mod tests {
             server: server.map(str::to_owned),
             catalog: catalog.map(str::to_owned),
             profile: profile.map(str::to_owned),
+            api_key: None,
             json: false,
         }
     }
@@ -363,6 +489,51 @@ mod tests {
                 .unwrap()
                 .profiles
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_api_key_wins_and_leaves_the_profiles_refresh_token_behind() {
+        let path = Path::new("/config/profiles.toml");
+        let s = resolve(&args(None, None, None), &profiles(), Some(path), None).unwrap();
+        assert_eq!(s.refresh_token.as_deref(), Some("again"));
+        assert_eq!(
+            s.saved_in,
+            Some(Saved {
+                path: path.to_owned(),
+                name: "default".into()
+            }),
+            "refreshed tokens go back to the profile they came from"
+        );
+        let mut with_key = args(None, None, None);
+        with_key.api_key = Some("pgl_key".into());
+        let s = resolve(&with_key, &profiles(), Some(path), Some("from-env".into())).unwrap();
+        assert_eq!(s.token.as_deref(), Some("pgl_key"));
+        assert_eq!((&s.refresh_token, &s.saved_in), (&None, &None));
+        let debug = format!("{s:?}");
+        assert!(!debug.contains("pgl_key"), "{debug}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_others_may_read_is_made_private_when_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        profiles().save(&path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let back = Profiles::load(&path).unwrap();
+        assert_eq!(back.profiles, profiles().profiles);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn debug_output_hides_tokens() {
+        let debug = format!("{:?}", profiles());
+        assert!(
+            !debug.contains("secret") && !debug.contains("again"),
+            "{debug}"
         );
     }
 }

@@ -116,6 +116,15 @@ pub(crate) struct ServeArgs {
     /// when absent, one is generated on first start and kept in the database.
     #[arg(long, env = "PANGOLIN_JWT_SECRET", hide_env_values = true)]
     jwt_secret: Option<Secret>,
+    /// The bcrypt cost of new password and API key hashes (4 to 31) [default: 12]. Hidden:
+    /// lower costs only make sense for tests, whose debug builds hash slowly.
+    #[arg(
+        long,
+        env = "PANGOLIN_BCRYPT_COST",
+        hide = true,
+        value_parser = clap::value_parser!(u32).range(4..=31),
+    )]
+    bcrypt_cost: Option<u32>,
 }
 
 /// The configuration file: the same settings as the flags.
@@ -157,6 +166,7 @@ struct Settings {
     root_password: Option<Secret>,
     jwt_secret: Option<Secret>,
     secret_key: Option<Secret>,
+    bcrypt_cost: Option<u32>,
 }
 
 fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
@@ -203,6 +213,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         root_password: args.root_password.or(file.root_password),
         jwt_secret: args.jwt_secret.or(file.jwt_secret),
         secret_key: args.secret_key.or(file.secret_key),
+        bcrypt_cost: args.bcrypt_cost,
     })
 }
 
@@ -498,9 +509,11 @@ async fn security(
         .map(|secret| SigningKey::new(secret.expose().as_bytes().to_vec()))
         .transpose()
         .context("the JWT secret")?;
+    let defaults = IdentityConfig::default();
     let config = IdentityConfig {
         signing_key,
-        ..IdentityConfig::default()
+        bcrypt_cost: settings.bcrypt_cost.unwrap_or(defaults.bcrypt_cost),
+        ..defaults
     };
     let identity = Identity::open(records.clone(), config, Arc::new(SystemClock))
         .await

@@ -4,10 +4,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::{Server, free_port, http, start_anywhere};
+use common::{Run, Server, free_port, http, pangolin, start_anywhere};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -19,37 +16,6 @@ struct Setup {
     _server: Server,
 }
 
-/// What one run of the client printed, and how it exited.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
-    }
-
-    #[track_caller]
-    fn success(self) -> Self {
-        assert_eq!(self.code, 0, "{self:?}");
-        self
-    }
-
-    #[track_caller]
-    fn fails_with(self, code: i32) -> Self {
-        assert_eq!(self.code, code, "{self:?}");
-        assert!(
-            self.stderr.starts_with("error: ") && self.stderr.trim_end().lines().count() == 1,
-            "an error is one line on stderr: {self:?}"
-        );
-        self
-    }
-}
-
 fn setup() -> Setup {
     let data = tempfile::tempdir().unwrap();
     let (server, port) = start_anywhere(data.path());
@@ -58,28 +24,6 @@ fn setup() -> Setup {
         config: tempfile::tempdir().unwrap(),
         _data: data,
         _server: server,
-    }
-}
-
-/// The client with nothing from this machine's environment or configuration.
-fn pangolin(config: &Path, server: Option<&str>, args: &[&str]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pangolin"));
-    command
-        .args(args)
-        .env("PANGOLIN_CONFIG_DIR", config)
-        .env("NO_COLOR", "1")
-        .env_remove("PANGOLIN_SERVER")
-        .env_remove("PANGOLIN_CATALOG")
-        .env_remove("PANGOLIN_PROFILE")
-        .env_remove("PANGOLIN_TOKEN");
-    if let Some(server) = server {
-        command.env("PANGOLIN_SERVER", server);
-    }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
     }
 }
 
@@ -376,7 +320,7 @@ fn json_output_is_the_servers_json() {
     let catalogs = s.run(&["catalogs", "--json"]).success().json();
     assert_eq!(
         catalogs["catalogs"][0],
-        json!({"name": "default", "default-branch": "main"})
+        json!({"name": "default", "default-branch": "main", "warehouse": "default"})
     );
     let show = s.run(&["show", "main", "--json"]).success().json();
     assert_eq!(show["hash"].as_str().unwrap(), s.head("main"));

@@ -4,9 +4,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
 
 pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -107,20 +110,30 @@ pub(crate) fn start(data_dir: &Path, port: u16) -> Server {
     server
 }
 
-/// Starts a server on a port the system picks, and returns it with that port: the port is
-/// read from the server's "pangolin is serving" log line, so parallel tests never race for
-/// a port another server may take first.
+/// Starts a server without authentication on a port the system picks, and returns it with
+/// that port: the port is read from the server's "pangolin is serving" log line, so parallel
+/// tests never race for a port another server may take first.
 pub(crate) fn start_anywhere(data_dir: &Path) -> (Server, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pangolin"))
-        .args([
-            "serve",
-            "--no-auth",
-            "--listen",
-            "127.0.0.1:0",
-            "--data-dir",
-        ])
+    start_anywhere_with(data_dir, None)
+}
+
+/// [`start_anywhere`], requiring sign-in when `root_password` is given: root gets that
+/// password, and bcrypt runs at its lowest cost so debug builds sign in quickly.
+pub(crate) fn start_anywhere_with(data_dir: &Path, root_password: Option<&str>) -> (Server, u16) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pangolin"));
+    command.arg("serve");
+    match root_password {
+        Some(password) => command
+            .env("PANGOLIN_ROOT_PASSWORD", password)
+            .env("PANGOLIN_BCRYPT_COST", "4"),
+        None => command.arg("--no-auth"),
+    };
+    let mut child = command
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .env_remove("PANGOLIN_CONFIG")
+        .env_remove("PANGOLIN_NO_AUTH")
+        .env_remove("PANGOLIN_JWT_SECRET")
         .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -173,4 +186,156 @@ pub(crate) fn terminate(mut server: Server) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// What one run of the client printed, and how it exited.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+    }
+
+    #[track_caller]
+    pub(crate) fn success(self) -> Self {
+        assert_eq!(self.code, 0, "{self:?}");
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn fails_with(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "{self:?}");
+        assert!(
+            self.stderr.starts_with("error: ") && self.stderr.trim_end().lines().count() == 1,
+            "an error is one line on stderr: {self:?}"
+        );
+        self
+    }
+}
+
+/// The client with nothing from this machine's environment or configuration.
+pub(crate) fn pangolin(config: &Path, server: Option<&str>, args: &[&str]) -> Run {
+    pangolin_with(config, server, args, &[], None)
+}
+
+/// [`pangolin`] with environment variables set and, when given, text on standard input
+/// (otherwise standard input is empty).
+pub(crate) fn pangolin_with(
+    config: &Path,
+    server: Option<&str>,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: Option<&str>,
+) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pangolin"));
+    command
+        .args(args)
+        .env("PANGOLIN_CONFIG_DIR", config)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for name in [
+        "PANGOLIN_SERVER",
+        "PANGOLIN_CATALOG",
+        "PANGOLIN_PROFILE",
+        "PANGOLIN_TOKEN",
+        "PANGOLIN_API_KEY",
+        "PANGOLIN_PASSWORD",
+        "PANGOLIN_USER",
+        "PANGOLIN_TENANT",
+    ] {
+        command.env_remove(name);
+    }
+    if let Some(server) = server {
+        command.env("PANGOLIN_SERVER", server);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    let output = child.wait_with_output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+pub(crate) const ROOT_PASSWORD: &str = "correct horse battery staple";
+
+/// A server that requires sign-in, and a fresh configuration directory for the client.
+pub(crate) struct Secured {
+    pub(crate) port: u16,
+    pub(crate) config: TempDir,
+    _data: TempDir,
+    _server: Server,
+}
+
+pub(crate) fn secured() -> Secured {
+    let data = tempfile::tempdir().unwrap();
+    let (server, port) = start_anywhere_with(data.path(), Some(ROOT_PASSWORD));
+    Secured {
+        port,
+        config: tempfile::tempdir().unwrap(),
+        _data: data,
+        _server: server,
+    }
+}
+
+impl Secured {
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        pangolin(self.config.path(), Some(&self.url()), args)
+    }
+
+    pub(crate) fn run_with(&self, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
+        pangolin_with(self.config.path(), Some(&self.url()), args, env, stdin)
+    }
+
+    /// `pangolin login --user root`, the password from `PANGOLIN_PASSWORD`.
+    pub(crate) fn login_root(&self) -> Run {
+        self.run_with(
+            &["login", "--user", "root"],
+            &[("PANGOLIN_PASSWORD", ROOT_PASSWORD)],
+            None,
+        )
+        .success()
+    }
+
+    pub(crate) fn profile_file(&self) -> PathBuf {
+        self.config.path().join("profiles.toml")
+    }
+
+    /// The default profile as saved.
+    pub(crate) fn profile(&self) -> toml::Table {
+        let text = std::fs::read_to_string(self.profile_file()).unwrap();
+        let file: toml::Table = toml::from_str(&text).unwrap();
+        file["profiles"]["default"].as_table().unwrap().clone()
+    }
+
+    pub(crate) fn set_profile(&self, change: impl FnOnce(&mut toml::Table)) {
+        let text = std::fs::read_to_string(self.profile_file()).unwrap();
+        let mut file: toml::Table = toml::from_str(&text).unwrap();
+        let profile = file["profiles"]["default"].as_table_mut().unwrap();
+        change(profile);
+        std::fs::write(self.profile_file(), toml::to_string(&file).unwrap()).unwrap();
+    }
+}
+
+/// A text field of a saved profile.
+pub(crate) fn text(table: &toml::Table, key: &str) -> Option<String> {
+    table.get(key).and_then(|v| v.as_str()).map(str::to_owned)
 }

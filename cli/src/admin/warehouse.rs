@@ -1,0 +1,280 @@
+//! `pangolin admin warehouse`: where the tenant's catalogs keep their files.
+
+use reqwest::Method;
+use serde_json::{Map, Value, json};
+
+use super::{Admin, AdminOptions, Find};
+use crate::error::{CliError, Result};
+use crate::secret;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(
+    &[
+        "pangolin admin warehouse create lake --root /srv/pangolin/lake",
+        "pangolin admin warehouse create s3lake --s3-bucket analytics --prefix lake --region eu-west-1",
+        "pangolin admin warehouse list",
+        "pangolin admin warehouse show lake --json",
+        "pangolin admin warehouse delete lake",
+    ],
+    "Needs ManageCatalogs on the tenant. Credentials are never shown back: only which fields\n\
+     are set.",
+))]
+pub(crate) struct WarehouseArgs {
+    #[command(subcommand)]
+    command: WarehouseCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum WarehouseCommand {
+    /// Create a warehouse on a local directory or an S3 bucket.
+    Create(CreateArgs),
+    /// List the tenant's warehouses.
+    List(NoArgs),
+    /// Show a warehouse (credentials only as the fields that are set).
+    Show(NameArgs),
+    /// Delete a warehouse.
+    Delete(NameArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(
+    &[
+        "pangolin admin warehouse create lake --root /srv/pangolin/lake",
+        "pangolin admin warehouse create s3lake --s3-bucket analytics --prefix lake \\\n      --endpoint http://127.0.0.1:9000 --path-style --access-key-id minio",
+    ],
+    "With --access-key-id, the secret access key is read from the terminal without echo, from\n\
+     standard input with --secret-access-key-stdin (or when it is not a terminal), or from\n\
+     PANGOLIN_S3_SECRET_ACCESS_KEY.",
+))]
+struct CreateArgs {
+    #[command(flatten)]
+    options: AdminOptions,
+    /// The warehouse's name.
+    name: String,
+    /// A directory on the server: an absolute path or a file:// URL.
+    #[arg(
+        long,
+        value_name = "PATH",
+        conflicts_with = "s3_bucket",
+        required_unless_present = "s3_bucket"
+    )]
+    root: Option<String>,
+    /// An S3 (or S3-compatible) bucket.
+    #[arg(long, value_name = "BUCKET")]
+    s3_bucket: Option<String>,
+    /// The folder inside the bucket.
+    #[arg(long, requires = "s3_bucket")]
+    prefix: Option<String>,
+    /// The bucket's region.
+    #[arg(long, requires = "s3_bucket")]
+    region: Option<String>,
+    /// An S3-compatible server's URL.
+    #[arg(long, value_name = "URL", requires = "s3_bucket")]
+    endpoint: Option<String>,
+    /// Address the bucket in the path, as most S3-compatible servers want.
+    #[arg(long, requires = "s3_bucket")]
+    path_style: bool,
+    /// Hand clients credentials for the tables they load.
+    #[arg(long, requires = "s3_bucket")]
+    hand_out_credentials: bool,
+    /// A static access key id for the bucket.
+    #[arg(long, value_name = "ID", requires = "s3_bucket")]
+    access_key_id: Option<String>,
+    /// Read the secret access key from the first line of standard input.
+    #[arg(long, requires = "access_key_id")]
+    secret_access_key_stdin: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(&["pangolin admin warehouse list --json"], ""))]
+struct NoArgs {
+    #[command(flatten)]
+    options: AdminOptions,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(
+    &["pangolin admin warehouse show lake", "pangolin admin warehouse delete lake"],
+    "",
+))]
+struct NameArgs {
+    #[command(flatten)]
+    options: AdminOptions,
+    /// The warehouse's name.
+    name: String,
+}
+
+pub(crate) async fn run(args: WarehouseArgs) -> Result<()> {
+    match args.command {
+        WarehouseCommand::Create(args) => create(args).await,
+        WarehouseCommand::List(args) => {
+            let admin = Admin::new(&args.options)?;
+            admin
+                .list(
+                    &["warehouses"],
+                    "warehouses",
+                    &[
+                        ("NAME", Find::At("/name")),
+                        ("STORAGE", Find::At("/storage/type")),
+                        ("LOCATION", Find::From(location)),
+                        ("CREDENTIALS", Find::At("/credentials/fields-set")),
+                    ],
+                )
+                .await
+        }
+        WarehouseCommand::Show(args) => {
+            let admin = Admin::new(&args.options)?;
+            let answer = admin
+                .call(&admin.request(Method::GET, &["warehouses", &args.name]))
+                .await?;
+            admin.show(&answer)
+        }
+        WarehouseCommand::Delete(args) => {
+            let admin = Admin::new(&args.options)?;
+            let answer = admin
+                .call(&admin.request(Method::DELETE, &["warehouses", &args.name]))
+                .await?;
+            admin.done(&answer, &format!("Deleted warehouse {}.", args.name))
+        }
+    }
+}
+
+/// Where a warehouse's files are, as a URL-like text: the local root, `s3://bucket/prefix`.
+fn location(warehouse: &Value) -> String {
+    let storage = &warehouse["storage"];
+    let field = |name: &str| storage.get(name).and_then(Value::as_str).unwrap_or("");
+    match field("type") {
+        "local" => field("root").to_owned(),
+        "s3" | "gcs" => {
+            let scheme = if field("type") == "s3" { "s3" } else { "gs" };
+            let prefix = field("prefix").trim_matches('/');
+            if prefix.is_empty() {
+                format!("{scheme}://{}", field("bucket"))
+            } else {
+                format!("{scheme}://{}/{prefix}", field("bucket"))
+            }
+        }
+        "azure" => format!("{}/{}", field("account"), field("container")),
+        _ => String::new(),
+    }
+}
+
+/// The request body's `storage` and `credentials` from the options.
+fn body(args: &CreateArgs, secret_access_key: Option<String>) -> Result<Value> {
+    let storage = match (&args.root, &args.s3_bucket) {
+        (Some(root), None) => json!({ "type": "local", "root": root }),
+        (None, Some(bucket)) => {
+            let mut s3 = Map::new();
+            s3.insert("type".into(), "s3".into());
+            s3.insert("bucket".into(), bucket.clone().into());
+            for (name, value) in [
+                ("prefix", &args.prefix),
+                ("region", &args.region),
+                ("endpoint", &args.endpoint),
+            ] {
+                if let Some(value) = value {
+                    s3.insert(name.into(), value.clone().into());
+                }
+            }
+            if args.path_style {
+                s3.insert("path-style".into(), true.into());
+            }
+            if args.hand_out_credentials {
+                s3.insert("hand-out-credentials".into(), true.into());
+            }
+            Value::Object(s3)
+        }
+        _ => {
+            return Err(CliError::usage(
+                "give the warehouse's storage: --root PATH or --s3-bucket BUCKET",
+            ));
+        }
+    };
+    let mut body = json!({ "name": args.name, "storage": storage });
+    if let (Some(id), Some(secret)) = (&args.access_key_id, secret_access_key) {
+        body["credentials"] = json!({
+            "type": "s3",
+            "access-key-id": id,
+            "secret-access-key": secret,
+        });
+    }
+    Ok(body)
+}
+
+async fn create(args: CreateArgs) -> Result<()> {
+    let admin = Admin::new(&args.options)?;
+    let secret_access_key = match &args.access_key_id {
+        Some(id) => Some(secret::read(
+            &format!("Secret access key for {id}: "),
+            args.secret_access_key_stdin,
+            "PANGOLIN_S3_SECRET_ACCESS_KEY",
+        )?),
+        None => None,
+    };
+    let body = body(&args, secret_access_key)?;
+    let answer = admin
+        .call(&admin.request(Method::POST, &["warehouses"]).json(body))
+        .await?;
+    admin.done(&answer, &format!("Created warehouse {}.", args.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: CreateArgs,
+    }
+
+    fn parse(args: &[&str]) -> CreateArgs {
+        let mut all = vec!["create"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).unwrap().args
+    }
+
+    #[test]
+    fn locations_read_like_urls() {
+        let local = json!({"storage": {"type": "local", "root": "/srv/lake"}});
+        assert_eq!(location(&local), "/srv/lake");
+        let s3 = json!({"storage": {"type": "s3", "bucket": "b", "prefix": "/lake/"}});
+        assert_eq!(location(&s3), "s3://b/lake");
+        assert_eq!(
+            location(&json!({"storage": {"type": "s3", "bucket": "b"}})),
+            "s3://b"
+        );
+    }
+
+    #[test]
+    fn storage_comes_from_the_options() {
+        let local = parse(&["lake", "--root", "/srv/lake"]);
+        assert_eq!(
+            body(&local, None).unwrap(),
+            json!({"name": "lake", "storage": {"type": "local", "root": "/srv/lake"}})
+        );
+        let s3 = parse(&[
+            "lake",
+            "--s3-bucket",
+            "b",
+            "--region",
+            "eu",
+            "--path-style",
+            "--access-key-id",
+            "id",
+        ]);
+        assert_eq!(
+            body(&s3, Some("shh".into())).unwrap(),
+            json!({"name": "lake",
+                   "storage": {"type": "s3", "bucket": "b", "region": "eu", "path-style": true},
+                   "credentials": {"type": "s3", "access-key-id": "id", "secret-access-key": "shh"}})
+        );
+        assert!(Wrapper::try_parse_from(["create", "lake"]).is_err());
+        assert!(
+            Wrapper::try_parse_from(["create", "lake", "--root", "/a", "--s3-bucket", "b"])
+                .is_err()
+        );
+    }
+}
