@@ -20,6 +20,7 @@ use super::limiter::Limited;
 use super::{Caller, unauthorized};
 use crate::error::ApiError;
 use crate::json::JsonBody;
+use crate::management::admin::off_thread;
 use crate::state::AppState;
 
 /// A password sign-in. Root-scope users leave `tenant` out.
@@ -130,13 +131,18 @@ pub async fn login(
     }
     let name = PrincipalName::new(body.username.as_str());
     let result = match name {
-        Ok(name) => identity
-            .authenticate(&scope, &name, &Password::new(body.password))
-            .await
+        // bcrypt takes a good fraction of a second: keep it off the async workers.
+        Ok(name) => {
+            let (scope, password) = (scope.clone(), Password::new(body.password));
+            off_thread(identity, move |identity| async move {
+                identity.authenticate(&scope, &name, &password).await
+            })
+            .await?
             .map_err(|e| match e {
                 AuthenticateError::InvalidCredentials => None,
                 other => Some(other),
-            }),
+            })
+        }
         Err(_) => Err(None),
     };
     match result {
@@ -309,20 +315,27 @@ pub async fn oauth_token(
         return too_many(limited);
     }
     let issued = match ApiKey::from_parts(&client_id, &secret) {
-        Ok(key) => identity
-            .client_credentials_token(&key)
-            .await
-            .map(|t| (t.token, identity.config().access_token_ttl))
-            .map_err(|_| ()),
+        Ok(key) => off_thread(identity, move |identity| async move {
+            identity.client_credentials_token(&key).await
+        })
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|t| (t.token, identity.config().access_token_ttl))
+        .ok_or(()),
         Err(_) => {
             let (scope, user) = match client_id.split_once('/') {
                 Some((tenant, user)) => (Scope::tenant(tenant).map_err(|_| ()), user),
                 None => (Ok(Scope::Root), client_id.as_str()),
             };
             match (scope, PrincipalName::new(user)) {
-                (Ok(scope), Ok(name)) => match identity
-                    .authenticate(&scope, &name, &Password::new(secret))
-                    .await
+                (Ok(scope), Ok(name)) => match off_thread(identity, move |identity| async move {
+                    identity
+                        .authenticate(&scope, &name, &Password::new(secret))
+                        .await
+                })
+                .await
+                .unwrap_or(Err(AuthenticateError::InvalidCredentials))
                 {
                     Ok(principal) => identity
                         .issue_tokens(&principal)

@@ -121,7 +121,7 @@ fn housekeeping() -> Principal {
 /// Runs an identity operation on a blocking thread: those that hash or verify a password or
 /// key run bcrypt inside their future, which would otherwise hold an async worker for its
 /// whole cost. The future is driven to completion there with the runtime's handle.
-async fn off_thread<F, Fut, T>(identity: &Identity, operation: F) -> Result<T, ApiError>
+pub(crate) async fn off_thread<F, Fut, T>(identity: &Identity, operation: F) -> Result<T, ApiError>
 where
     F: FnOnce(Identity) -> Fut + Send + 'static,
     Fut: Future<Output = T>,
