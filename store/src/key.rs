@@ -123,6 +123,20 @@ impl ContentKey {
         Self::new(self.elements().chain([name]))
     }
 
+    /// The first `len` elements: the enclosing namespace at that depth, or the key itself when
+    /// `len` is its length; `None` when `len` is 0 or greater than the key's length.
+    pub fn truncated(&self, len: usize) -> Option<ContentKey> {
+        if len == 0 {
+            return None;
+        }
+        // The end of the `len`-th element is the `len`-th separator, or the end of the key.
+        match self.0.match_indices(SEPARATOR).nth(len - 1) {
+            Some((at, _)) => Some(ContentKey(self.0[..at].into())),
+            None if self.len() == len => Some(self.clone()),
+            None => None,
+        }
+    }
+
     /// Whether `self` equals `prefix` or lies under it.
     pub fn starts_with(&self, prefix: &ContentKey) -> bool {
         match self.0.strip_prefix(&*prefix.0) {
@@ -289,6 +303,11 @@ mod tests {
         assert!(k.starts_with(&k));
         assert!(!key(&["ab"]).starts_with(&key(&["a"])));
         assert!(!key(&["a", "bc"]).starts_with(&key(&["a", "b"])));
+        assert_eq!(k.truncated(1), Some(key(&["a"])));
+        assert_eq!(k.truncated(2), Some(key(&["a", "b"])));
+        assert_eq!(k.truncated(3), Some(k.clone()));
+        assert_eq!(k.truncated(0), None);
+        assert_eq!(k.truncated(4), None);
         assert_eq!(
             key(&["a"]).child(""),
             Err(KeyError::EmptyElement { index: 1 })

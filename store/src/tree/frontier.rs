@@ -100,6 +100,13 @@ impl Frontier {
         })
     }
 
+    /// Moves the start of the range past every key that starts with `prefix`. Nothing is read
+    /// here: the next `peek` drops the items now before the range, skipping whole subtrees by
+    /// their last keys, so the next entry costs one descent from where the walk stands.
+    pub(crate) fn skip_prefix(&mut self, prefix: &ContentKey) {
+        self.range = self.range.after_prefix(prefix);
+    }
+
     /// Drops the item at the front.
     pub(crate) fn advance(&mut self) {
         if self.root.take().is_some() {

@@ -7,7 +7,7 @@
 //! equal on both sides.
 //!
 //! The algorithms are functions over an [`Odb`] and a root id: [`get`], [`edit`], [`list`],
-//! [`diff`] and [`build`].
+//! [`diff`] and [`build`]; a [`Walk`] lists a range while stepping over chosen subtrees.
 
 mod build;
 mod diff;
@@ -17,6 +17,7 @@ mod get;
 mod list;
 mod node;
 mod range;
+mod walk;
 
 pub use build::{BuildError, build};
 pub use diff::{Change, DiffPage, diff};
@@ -24,7 +25,8 @@ pub use edit::{EditError, EditOutcome, edit};
 pub use get::get;
 pub use list::{Page, list};
 pub use node::{Child, Node, NodeView};
-pub use range::{KeyRange, RangeEnd};
+pub use range::{KeyRange, RangeEnd, RangeStart};
+pub use walk::Walk;
 
 use crate::backend::BackendError;
 use crate::id::ObjectId;
