@@ -1,9 +1,7 @@
 //! Listing what sits directly under a namespace.
 
-use pangolin_store::tree::{self, KeyRange};
-use pangolin_store::{ContentKey, ContentKind, Entry};
-
-use pangolin_store::ObjectId;
+use pangolin_store::tree::{self, KeyRange, Walk};
+use pangolin_store::{Content, ContentKey, ContentKind, Entry, ObjectId, Odb, ReadError};
 
 use crate::address::RefSpec;
 use crate::catalog::Catalog;
@@ -25,32 +23,7 @@ impl Catalog {
         if let Some(parent) = parent {
             namespace_at(self.odb(), &tree, parent).await?;
         }
-        let depth = parent.map_or(1, |p| p.len() + 1);
-        let mut range = match parent {
-            Some(p) => KeyRange::prefix(p.clone()),
-            None => KeyRange::all(),
-        };
-        if let Some(after) = after {
-            range = range.after(after);
-        }
-        // Scans the subtree in pages; deeper keys and other kinds are skipped.
-        let mut found = Vec::new();
-        loop {
-            let page = tree::list(self.odb(), &tree, &range, 1_000).await?;
-            for (key, entry) in page.entries {
-                if key.len() == depth && entry.content.kind() == kind {
-                    if found.len() == limit {
-                        let next = found.last().map(|(k, _): &(ContentKey, Entry)| k.clone());
-                        return Ok((found, next));
-                    }
-                    found.push((key, entry));
-                }
-            }
-            match page.next_after {
-                Some(next) => range = range.after(&next),
-                None => return Ok((found, None)),
-            }
-        }
+        Ok(children(self.odb(), &tree, parent, kind, after, limit).await?)
     }
 
     /// Everything in the catalog tree at `at` under `prefix` (all when `None`), namespaces and
@@ -75,4 +48,57 @@ impl Catalog {
         let page = tree::list(self.odb(), &tree, &range, limit).await?;
         Ok((commit, page.entries, page.next_after))
     }
+}
+
+/// The entries of `kind` directly under `parent` (at the top level when `None`) in the tree at
+/// `root`, in key order, at most `limit`, after `after`; and the key to continue after when
+/// more follow. Does not check that `parent` exists.
+///
+/// Costs O(children × tree height) node reads, not O(entries under `parent`): the walk steps
+/// over the subtree of every child namespace, and of whatever lies under a child, with one
+/// descent each instead of reading the entries below.
+pub async fn children(
+    odb: &Odb,
+    root: &ObjectId,
+    parent: Option<&ContentKey>,
+    kind: ContentKind,
+    after: Option<&ContentKey>,
+    limit: usize,
+) -> Result<(Vec<(ContentKey, Entry)>, Option<ContentKey>), ReadError> {
+    let depth = parent.map_or(1, |p| p.len() + 1);
+    let mut range = match parent {
+        Some(p) => KeyRange::prefix(p.clone()),
+        None => KeyRange::all(),
+    };
+    if let Some(after) = after {
+        range = range.after(after);
+    }
+    let mut walk = Walk::new(odb, root, range).await?;
+    let mut found: Vec<(ContentKey, Entry)> = Vec::new();
+    while let Some((key, entry)) = walk.next_entry(odb).await? {
+        if key.len() > depth {
+            // Under a child (after a token inside it, or below an entry that is not a
+            // namespace): nothing further inside that child is listed here.
+            if let Some(child) = key.truncated(depth) {
+                walk.skip_prefix(&child);
+            }
+            continue;
+        }
+        if key.len() < depth {
+            // The parent itself.
+            continue;
+        }
+        let wanted = entry.content.kind() == kind;
+        if wanted && found.len() == limit {
+            let next = found.last().map(|(k, _)| k.clone());
+            return Ok((found, next));
+        }
+        if matches!(entry.content, Content::Namespace { .. }) {
+            walk.skip_prefix(&key);
+        }
+        if wanted {
+            found.push((key, entry));
+        }
+    }
+    Ok((found, None))
 }
