@@ -1,5 +1,6 @@
-//! The tree's costs have the right shape: a one-key edit writes one node per level, and a diff
-//! reads nodes in proportion to the differences, not to the tree size. Counts, not timings.
+//! The tree's costs have the right shape: a one-key edit writes one node per level, a diff
+//! reads nodes in proportion to the differences, and a walk steps over a subtree with one
+//! descent, none in proportion to the tree size. Counts, not timings.
 
 #![allow(clippy::unwrap_used)]
 
@@ -8,6 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{entry, key, model, odb};
+use pangolin_store::ContentKey;
 use pangolin_store::tree::{self, KeyRange};
 
 #[tokio::test]
@@ -57,5 +59,43 @@ async fn diff_reads_nodes_in_proportion_to_the_changes() {
         diff.nodes_read <= 2 * 10 * height,
         "read {} nodes for height {height}",
         diff.nodes_read
+    );
+}
+
+#[tokio::test]
+async fn a_walk_skips_a_subtree_with_one_descent() {
+    let odb = odb();
+    // Only the namespaced keys: seven top-level groups of about 4,800 entries each.
+    let model: BTreeMap<_, _> = (0..50_000u64)
+        .filter(|i| i % 3 != 0)
+        .map(|i| (key(i), entry(i, 0)))
+        .collect();
+    let root = tree::build(&odb, model.clone()).await.unwrap();
+    let height = u64::from(odb.node(&root).await.unwrap().level()) + 1;
+
+    let mut walk = tree::Walk::new(&odb, &root, KeyRange::all()).await.unwrap();
+    let mut firsts = Vec::new();
+    while let Some((key, _)) = walk.next_entry(&odb).await.unwrap() {
+        let group = key.truncated(1).unwrap();
+        walk.skip_prefix(&group);
+        firsts.push(key);
+    }
+    let mut expected: Vec<_> = Vec::new();
+    for key in model.keys() {
+        let group = key.truncated(1).unwrap();
+        if expected
+            .last()
+            .is_none_or(|k: &ContentKey| !k.starts_with(&group))
+        {
+            expected.push(key.clone());
+        }
+    }
+    assert_eq!(firsts, expected);
+    assert_eq!(firsts.len(), 7);
+    // The root, then at most one path below it per group; a full read would be ~1,000 nodes.
+    assert!(
+        walk.nodes_read() <= 1 + 7 * (height - 1),
+        "read {} nodes for height {height}",
+        walk.nodes_read()
     );
 }
