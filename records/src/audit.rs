@@ -142,6 +142,16 @@ pub trait AuditLog: Send + Sync + 'static {
     /// a sequence number or a previous hash.
     async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError>;
 
+    /// Appends `events` in order, all or none, as one durable write where the backend can
+    /// (one sync to disk for a whole group of events, as group commit does for commits).
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
+        let mut records = Vec::with_capacity(events.len());
+        for event in events {
+            records.push(self.append(event).await?);
+        }
+        Ok(records)
+    }
+
     async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError>;
 
     /// Records with sequence numbers in `from..=to`, in order, as stored (for verification).

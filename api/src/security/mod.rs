@@ -42,7 +42,9 @@ pub struct Security {
     /// Users, service users, API keys and tokens; absent when authentication is disabled.
     pub identity: Option<Identity>,
     pub authz: AuthzStore,
+    /// The audit log, for queries; events are written through `audit_writer`.
     pub audit: Arc<dyn AuditLog>,
+    pub audit_writer: audit::AuditWriter,
     pub limiter: LoginLimiter,
     /// Callers and roles of the last moments (see [`recent`]).
     pub recent: recent::Recent,
@@ -63,6 +65,7 @@ impl Security {
             mode: AuthMode::Disabled,
             identity: None,
             authz: AuthzStore::new(records),
+            audit_writer: audit::AuditWriter::new(audit.clone()),
             audit,
             limiter: LoginLimiter::default(),
             recent: recent::Recent::default(),
@@ -79,6 +82,7 @@ impl Security {
             mode: AuthMode::Required,
             identity: Some(identity),
             authz: AuthzStore::new(records),
+            audit_writer: audit::AuditWriter::new(audit.clone()),
             audit,
             limiter: LoginLimiter::default(),
             recent: recent::Recent::default(),

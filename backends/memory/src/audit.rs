@@ -15,6 +15,17 @@ impl AuditLog for MemoryBackend {
         Ok(record)
     }
 
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
+        let mut log = self.audit.lock();
+        let mut records = Vec::with_capacity(events.len());
+        for event in events {
+            let record = AuditRecord::next(log.last().map(|r| (r.sequence, r.hash)), event);
+            log.push(record.clone());
+            records.push(record);
+        }
+        Ok(records)
+    }
+
     async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
         let log = self.audit.lock();
         Ok(log

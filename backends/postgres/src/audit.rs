@@ -115,6 +115,23 @@ impl AuditLog for PostgresBackend {
         }
     }
 
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
+        const OP: &str = "audit.append";
+        let mut tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
+        let mut records = Vec::with_capacity(events.len());
+        for event in events {
+            match append(&mut tx, event).await {
+                Ok(record) => records.push(record),
+                Err(error) => {
+                    let _ = tx.rollback().await;
+                    return Err(error);
+                }
+            }
+        }
+        tx.commit().await.map_err(|e| classify(OP, e))?;
+        Ok(records)
+    }
+
     async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
         const OP: &str = "audit.query";
         let mut sql =

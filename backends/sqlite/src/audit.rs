@@ -101,6 +101,23 @@ impl AuditLog for SqliteBackend {
         write.finish(result).await
     }
 
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
+        let mut write = self.begin_write("audit.append").await?;
+        let mut records = Vec::with_capacity(events.len());
+        let mut result = Ok(());
+        for event in events {
+            match append(&mut write.tx, event).await {
+                Ok(record) => records.push(record),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        write.finish(result).await?;
+        Ok(records)
+    }
+
     async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
         const OP: &str = "audit.query";
         let mut sql =

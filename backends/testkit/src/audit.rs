@@ -41,6 +41,38 @@ pub async fn appends_form_one_verified_chain<B: Backend>(backend: Arc<B>) {
     assert_eq!(verify(backend.as_ref(), 5, 12).await.expect("intact"), 8);
 }
 
+pub async fn batched_appends_continue_one_verified_chain<B: Backend>(backend: Arc<B>) {
+    backend
+        .append(event("acme", "ana", "table.commit", "a", 1))
+        .await
+        .expect("append");
+    let batch: Vec<_> = (2..=6)
+        .map(|i| event("acme", "bob", "table.commit", &format!("t{i}"), i))
+        .collect();
+    let records = backend.append_many(batch).await.expect("append many");
+    let sequences: Vec<u64> = records.iter().map(|r| r.sequence).collect();
+    assert_eq!(sequences, [2, 3, 4, 5, 6]);
+    for pair in records.windows(2) {
+        assert_eq!(pair[1].previous, pair[0].hash);
+    }
+    assert!(
+        backend
+            .append_many(Vec::new())
+            .await
+            .expect("empty")
+            .is_empty()
+    );
+    let last = backend
+        .append(event("acme", "ana", "table.commit", "z", 7))
+        .await
+        .expect("append");
+    assert_eq!(last.sequence, 7);
+    assert_eq!(last.previous, records[4].hash);
+    assert_eq!(verify(backend.as_ref(), 1, 7).await.expect("intact"), 7);
+    let stored = backend.range(2, 6).await.expect("range");
+    assert_eq!(stored, records, "what was returned is what was stored");
+}
+
 pub async fn concurrent_appends_keep_the_chain_whole<B: Backend>(backend: Arc<B>) {
     let mut tasks = tokio::task::JoinSet::new();
     for writer in 0..8 {

@@ -89,6 +89,7 @@ macro_rules! conformance_tests {
             records::listing_filters_by_prefix_and_pages,
             records::racing_record_writers_lose_no_update,
             audit::appends_form_one_verified_chain,
+            audit::batched_appends_continue_one_verified_chain,
             audit::concurrent_appends_keep_the_chain_whole,
             audit::queries_filter_and_page,
             audit::events_round_trip_exactly

@@ -47,6 +47,41 @@ impl AuditLog for RocksBackend {
         .await?
     }
 
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
+        const OP: &str = "audit.append";
+        self.blocking(OP, move |inner| {
+            let _guard = inner.audit_lock.lock();
+            let mut head: Option<(u64, ChainHash)> = inner
+                .get(META, AUDIT_HEAD, OP)?
+                .map(|v| codec::decode(&v).map_err(|_| corrupt(OP, "an undecodable audit head")))
+                .transpose()?;
+            let mut batch = WriteBatch::default();
+            let mut records = Vec::with_capacity(events.len());
+            for event in events {
+                let record = AuditRecord::next(head, event);
+                let stored = StoredAudit {
+                    sequence: record.sequence,
+                    event: record.event.clone(),
+                    previous: record.previous,
+                    hash: record.hash,
+                };
+                batch.put_cf(
+                    inner.cf(AUDIT)?,
+                    record.sequence.to_be_bytes(),
+                    codec::encode(&stored),
+                );
+                head = Some((record.sequence, record.hash));
+                records.push(record);
+            }
+            if let Some(head) = head {
+                batch.put_cf(inner.cf(META)?, AUDIT_HEAD, codec::encode(&head));
+            }
+            inner.write_durably(batch, OP)?;
+            Ok(records)
+        })
+        .await?
+    }
+
     async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
         const OP: &str = "audit.query";
         // No secondary indexes: a scan from the requested position, filtered.
