@@ -97,6 +97,11 @@ pub async fn list(
         .catalog
         .list_namespaces(&scope.at, parent.as_ref(), after.as_ref(), limit)
         .await?;
+    // Only what the caller may read something in; the page token still follows the full list.
+    let keys = security::visible(&state, scope.at.ref_name().as_str(), keys, |key| {
+        resource::namespace(&scope.catalog, Some(key))
+    })
+    .await?;
     let mut body = serde_json::json!({ "namespaces": keys.iter().map(levels).collect::<Vec<_>>() });
     if let Some(next) = next {
         body["next-page-token"] = serde_json::Value::String(encode_token(&next));

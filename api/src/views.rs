@@ -71,6 +71,10 @@ pub async fn list(
         .catalog
         .list_views(&scope.at, &namespace, after.as_ref(), limit)
         .await?;
+    let keys = security::visible(&state, scope.at.ref_name().as_str(), keys, |key| {
+        resource::table(&scope.catalog, key)
+    })
+    .await?;
     let identifiers: Vec<Value> = keys
         .iter()
         .map(|k| json!({ "namespace": levels(&namespace), "name": k.name() }))

@@ -1302,3 +1302,101 @@ async fn every_role_against_every_route() {
         failures.join("\n")
     );
 }
+
+#[tokio::test]
+async fn listings_show_only_what_the_caller_may_read() {
+    let env = secure().await;
+    let admin = token(&env, Some("acme"), "admin").await;
+    let schema = json!({"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": false}]});
+    for namespace in ["hr", "sales"] {
+        let (status, _) = as_(
+            &env,
+            &admin,
+            Method::POST,
+            "/v1/lake/namespaces",
+            Some(json!({"namespace": [namespace]})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        for table in ["a", "b"] {
+            let uri = format!("/v1/lake/namespaces/{namespace}/tables");
+            let (status, _) = as_(
+                &env,
+                &admin,
+                Method::POST,
+                &uri,
+                Some(json!({"name": table, "schema": schema})),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK);
+        }
+    }
+    env.identity
+        .create_user(
+            &Scope::tenant("acme").unwrap(),
+            &PrincipalName::new("analyst").unwrap(),
+            &Password::new(PASSWORD),
+            false,
+        )
+        .await
+        .unwrap();
+    let grants = vec![Grant::new(
+        Privilege::Read,
+        Resource::Table {
+            tenant: "acme".into(),
+            catalog: "lake".into(),
+            namespace: vec!["sales".into()],
+            name: "a".into(),
+        },
+    )];
+    let security = Security::required(env.identity.clone(), env.store.clone(), env.store.clone());
+    security
+        .authz
+        .create_role(
+            &root_principal(),
+            &[],
+            Role::new("acme", "one-table", grants),
+        )
+        .await
+        .unwrap();
+    security
+        .authz
+        .bind(
+            &root_principal(),
+            &[],
+            "acme",
+            "one-table",
+            "user:acme/analyst",
+        )
+        .await
+        .unwrap();
+    let analyst = token(&env, Some("acme"), "analyst").await;
+    let (status, body) = as_(&env, &analyst, Method::GET, "/v1/lake/namespaces", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["namespaces"], json!([["sales"]]), "hr is not shown");
+    let (status, body) = as_(
+        &env,
+        &analyst,
+        Method::GET,
+        "/v1/lake/namespaces/sales/tables",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body["identifiers"],
+        json!([{"namespace": ["sales"], "name": "a"}])
+    );
+    let (status, _) = as_(
+        &env,
+        &analyst,
+        Method::GET,
+        "/v1/lake/namespaces/hr/tables",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // The admin still sees everything.
+    let (_, body) = as_(&env, &admin, Method::GET, "/v1/lake/namespaces", None).await;
+    assert_eq!(body["namespaces"], json!([["hr"], ["sales"]]));
+}

@@ -230,6 +230,47 @@ pub mod resource {
     }
 }
 
+/// The listed `items` the current caller may see: those it may read, or read something
+/// beneath (a namespace holding a table it may read is shown, its siblings are not). Every
+/// item when authorization is off, for admins, and outside an authenticated request nothing.
+pub async fn visible<T>(
+    state: &crate::state::AppState,
+    branch: &str,
+    items: Vec<T>,
+    resource_of: impl Fn(&T) -> Resource,
+) -> Result<Vec<T>, ApiError> {
+    let Some(caller) = Caller::current() else {
+        return Ok(Vec::new());
+    };
+    if caller.unrestricted || caller.principal.is_admin {
+        return Ok(items);
+    }
+    let roles = match state.security.recent.roles(&caller.principal.id) {
+        Some(roles) => roles,
+        None => {
+            let roles = state
+                .security
+                .authz
+                .roles_of(&caller.principal)
+                .await
+                .map_err(|e| ApiError::internal(&e))?;
+            state
+                .security
+                .recent
+                .remember_roles(&caller.principal.id, roles.clone());
+            roles
+        }
+    };
+    Ok(authz::filter_visible(
+        &caller.principal,
+        &roles,
+        Privilege::Read,
+        Some(branch),
+        items,
+        resource_of,
+    ))
+}
+
 /// Authorizes the current caller: for handlers of routes whose target is in the body
 /// ([`routes::Need::Handler`]). Outside an authenticated request it refuses.
 pub async fn check(
