@@ -24,7 +24,7 @@ use crate::management::admin::off_thread;
 use crate::state::AppState;
 
 /// A password sign-in. Root-scope users leave `tenant` out.
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     #[serde(default)]
@@ -34,7 +34,7 @@ pub struct LoginRequest {
 }
 
 /// Tokens handed out by sign-in and refresh.
-#[derive(Debug, Serialize)]
+#[derive(Serialize)]
 pub struct TokenResponse {
     pub access_token: String,
     pub token_type: &'static str,
@@ -43,6 +43,25 @@ pub struct TokenResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
 }
+
+/// What may be shown of a request or answer holding a secret: its kind and public fields.
+macro_rules! redacted_debug {
+    ($type:ident $(, $field:ident)*) => {
+        impl std::fmt::Debug for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($type))
+                    $(.field(stringify!($field), &self.$field))*
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
+redacted_debug!(LoginRequest, tenant, username);
+redacted_debug!(TokenResponse, token_type, expires_in);
+redacted_debug!(RefreshRequest);
+redacted_debug!(LogoutRequest);
+redacted_debug!(OAuthTokenRequest, grant_type, client_id, scope);
 
 fn identity(state: &AppState) -> Result<&Identity, ApiError> {
     state.security.identity.as_ref().ok_or_else(|| {
@@ -179,7 +198,7 @@ pub async fn login(
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RefreshRequest {
     pub refresh_token: String,
@@ -198,7 +217,7 @@ pub async fn refresh(
     Ok(Json(pair(&tokens, identity)))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogoutRequest {
     #[serde(default)]
@@ -253,7 +272,7 @@ pub async fn whoami() -> Result<Json<serde_json::Value>, ApiError> {
 }
 
 /// The OAuth2 token request of the Iceberg REST spec (a form body).
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 pub struct OAuthTokenRequest {
     pub grant_type: String,
     #[serde(default)]
@@ -384,5 +403,42 @@ pub async fn oauth_token(
                 "invalid client credentials",
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_answers_holding_secrets_do_not_show_them() {
+        let login = LoginRequest {
+            tenant: Some("acme".into()),
+            username: "ana".into(),
+            password: "hunter2-hunter2".into(),
+        };
+        let shown = format!("{login:?}");
+        assert!(
+            shown.contains("ana") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+        let oauth = OAuthTokenRequest {
+            grant_type: "client_credentials".into(),
+            client_id: Some("0123".into()),
+            client_secret: Some("very-secret".into()),
+            scope: None,
+        };
+        assert!(!format!("{oauth:?}").contains("very-secret"));
+        let answer = TokenResponse {
+            access_token: "eyJ.secret.sig".into(),
+            token_type: "bearer",
+            expires_in: 3600,
+            refresh_token: Some("eyJ.refresh.sig".into()),
+        };
+        assert!(!format!("{answer:?}").contains("eyJ"));
+        let refresh = RefreshRequest {
+            refresh_token: "eyJ.refresh.sig".into(),
+        };
+        assert!(!format!("{refresh:?}").contains("eyJ"));
     }
 }
