@@ -59,10 +59,7 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
             .collect::<HashMap<_, _>>(),
         Err(rejection) => return ApiError::bad_request(rejection.body_text()).into_response(),
     };
-    let query: HashMap<String, String> = Query::try_from_uri(&parts.uri)
-        .map(|Query(q)| q)
-        .unwrap_or_default();
-    let target = match target(route, &caller, &params, &query) {
+    let target = match target(route, &caller, &params, &parts.uri) {
         Ok(target) => target,
         Err(error) => return error.into_response(),
     };
@@ -196,13 +193,12 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
     let (principal, token_id) = if token.starts_with("pgl_") {
         let key = ApiKey::parse(token).map_err(|e| refuse("invalid API key", e))?;
         // A key not verified lately costs one bcrypt check: keep it off the async workers.
-        let principal =
-            crate::management::admin::off_thread(identity, move |identity| async move {
-                identity.authenticate_api_key(&key).await
-            })
-            .await
-            .map_err(|e| refuse("the API key could not be checked", e.message))?
-            .map_err(|e| refuse("invalid, expired or revoked API key", e))?;
+        let principal = super::blocking::off_thread(identity, move |identity| async move {
+            identity.authenticate_api_key(&key).await
+        })
+        .await
+        .map_err(|e| refuse("the API key could not be checked", e.message))?
+        .map_err(|e| refuse("invalid, expired or revoked API key", e))?;
         (principal, None)
     } else {
         let verified = identity
@@ -251,7 +247,7 @@ fn target(
     route: &Route,
     caller: &Caller,
     params: &HashMap<String, String>,
-    query: &HashMap<String, String>,
+    uri: &axum::http::Uri,
 ) -> Result<Option<(Resource, Option<String>)>, ApiError> {
     let level = match route.need {
         Need::Path(_, level) | Need::PathOrBelow(_, level) => level,
@@ -300,17 +296,31 @@ fn target(
     };
     // Management routes name the ref in the path (`refs/{name}`, `commits/{reference}`) or
     // the query (`?ref=`); Iceberg routes work at `main` unless the prefix or name says.
-    let named = params
-        .get("name")
-        .or_else(|| params.get("reference"))
-        .or_else(|| query.get("ref"))
-        .and_then(|r| RefSpec::parse(r).ok())
-        .map(|spec| spec.ref_name().to_string());
-    let branch = branch.or(named).or_else(|| {
-        (iceberg || route.path.ends_with("/log") || route.path.ends_with("/entries"))
-            .then(|| pangolin_catalog::DEFAULT_BRANCH.to_owned())
-    });
+    let named = || {
+        params
+            .get("name")
+            .or_else(|| params.get("reference"))
+            .cloned()
+            .or_else(|| ref_in_query(uri))
+            .and_then(|r| RefSpec::parse(&r).ok())
+            .map(|spec| spec.ref_name().to_string())
+    };
+    // Iceberg routes never name a ref outside the prefix and the name: no query to parse.
+    let branch = match branch {
+        Some(branch) => Some(branch),
+        None if iceberg => Some(pangolin_catalog::DEFAULT_BRANCH.to_owned()),
+        None => named().or_else(|| {
+            (route.path.ends_with("/log") || route.path.ends_with("/entries"))
+                .then(|| pangolin_catalog::DEFAULT_BRANCH.to_owned())
+        }),
+    };
     Ok(Some((resource, branch)))
+}
+
+fn ref_in_query(uri: &axum::http::Uri) -> Option<String> {
+    Query::<HashMap<String, String>>::try_from_uri(uri)
+        .ok()
+        .and_then(|Query(mut query)| query.remove("ref"))
 }
 
 fn ref_name(at: &str) -> Result<String, ApiError> {

@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::audit::{self, Entry};
+use super::blocking::off_thread;
 use super::limiter::Limited;
 use super::{Caller, unauthorized};
 use crate::error::ApiError;
 use crate::json::JsonBody;
-use crate::management::admin::off_thread;
 use crate::state::AppState;
 
 /// A password sign-in. Root-scope users leave `tenant` out.

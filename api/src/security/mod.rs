@@ -8,6 +8,7 @@
 
 pub mod audit;
 pub mod authn;
+pub mod blocking;
 pub mod caller;
 pub mod limiter;
 pub mod login;
@@ -103,22 +104,7 @@ impl Security {
         if caller.unrestricted {
             return Ok(());
         }
-        // An admin's roles cannot add to what it may do; everyone else's are read at most
-        // once per moment.
-        let roles = if caller.principal.is_admin {
-            Vec::new()
-        } else if let Some(roles) = self.recent.roles(&caller.principal.id) {
-            roles
-        } else {
-            let roles = self
-                .authz
-                .roles_of(&caller.principal)
-                .await
-                .map_err(|e| ApiError::internal(&e))?;
-            self.recent
-                .remember_roles(&caller.principal.id, roles.clone());
-            roles
-        };
+        let roles = self.roles(caller).await?;
         let request = Request {
             privilege,
             resource,
@@ -151,6 +137,34 @@ impl Security {
                 )))
             }
         }
+    }
+
+    /// The roles that decide what `caller` may do. An admin's roles cannot add to what it
+    /// may do, so none are read for it; everyone else's are read at most once per moment
+    /// (see [`recent`]).
+    pub async fn roles(&self, caller: &Caller) -> Result<Vec<authz::Role>, ApiError> {
+        if caller.unrestricted || caller.principal.is_admin {
+            return Ok(Vec::new());
+        }
+        if let Some(roles) = self.recent.roles(&caller.principal.id) {
+            return Ok(roles);
+        }
+        let roles = self.stored_roles(caller).await?;
+        self.recent
+            .remember_roles(&caller.principal.id, roles.clone());
+        Ok(roles)
+    }
+
+    /// The roles bound to `caller` as stored now, never remembered: what granting and binding
+    /// check against, so that a change to grants never rests on a view a moment old.
+    pub async fn stored_roles(&self, caller: &Caller) -> Result<Vec<authz::Role>, ApiError> {
+        if caller.unrestricted {
+            return Ok(Vec::new());
+        }
+        self.authz
+            .roles_of(&caller.principal)
+            .await
+            .map_err(ApiError::from)
     }
 
     /// Refuses anyone but root.
@@ -245,22 +259,7 @@ pub async fn visible<T>(
     if caller.unrestricted || caller.principal.is_admin {
         return Ok(items);
     }
-    let roles = match state.security.recent.roles(&caller.principal.id) {
-        Some(roles) => roles,
-        None => {
-            let roles = state
-                .security
-                .authz
-                .roles_of(&caller.principal)
-                .await
-                .map_err(|e| ApiError::internal(&e))?;
-            state
-                .security
-                .recent
-                .remember_roles(&caller.principal.id, roles.clone());
-            roles
-        }
-    };
+    let roles = state.security.roles(&caller).await?;
     Ok(authz::filter_visible(
         &caller.principal,
         &roles,

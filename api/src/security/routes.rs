@@ -2,6 +2,9 @@
 //! its handler runs. The authorization layer looks each request up here and refuses a route
 //! that is missing (deny by default); a test checks that every route of the router is listed.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use axum::http::Method;
 use pangolin_catalog::authz::Privilege;
 
@@ -494,7 +497,10 @@ pub static ROUTES: &[Route] = &[
 
 /// The route `method` + `path` (as routed, with `{params}`), if the server serves it.
 pub fn lookup(method: &Method, path: &str) -> Option<&'static Route> {
-    ROUTES
-        .iter()
-        .find(|r| r.method == method.as_str() && r.path == path)
+    // Every request looks its route up: index the table once rather than scan it each time.
+    static INDEX: OnceLock<HashMap<(&'static str, &'static str), &'static Route>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| ROUTES.iter().map(|r| ((r.method, r.path), r)).collect())
+        .get(&(method.as_str(), path))
+        .copied()
 }

@@ -14,8 +14,6 @@ pub mod tokens;
 pub mod users;
 pub mod warehouses;
 
-use std::future::Future;
-
 use axum::http::StatusCode;
 use pangolin_catalog::authz::{Principal, PrincipalKind, Role};
 use pangolin_identity::{Identity, PrincipalName, TenantName};
@@ -93,17 +91,9 @@ fn not_found(kind: &'static str, message: String) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, kind, message)
 }
 
-/// The roles bound to the caller, as the anti-escalation checks need them.
+/// The roles bound to the caller, as the anti-escalation checks need them (as stored now).
 async fn roles_of(state: &AppState, caller: &Caller) -> Result<Vec<Role>, ApiError> {
-    if caller.unrestricted {
-        return Ok(Vec::new());
-    }
-    state
-        .security
-        .authz
-        .roles_of(&caller.principal)
-        .await
-        .map_err(ApiError::from)
+    state.security.stored_roles(caller).await
 }
 
 /// The principal in whose name the server tidies up after a deletion (the bindings of a
@@ -118,18 +108,4 @@ fn housekeeping() -> Principal {
     }
 }
 
-/// Runs an identity operation on a blocking thread: those that hash or verify a password or
-/// key run bcrypt inside their future, which would otherwise hold an async worker for its
-/// whole cost. The future is driven to completion there with the runtime's handle.
-pub(crate) async fn off_thread<F, Fut, T>(identity: &Identity, operation: F) -> Result<T, ApiError>
-where
-    F: FnOnce(Identity) -> Fut + Send + 'static,
-    Fut: Future<Output = T>,
-    T: Send + 'static,
-{
-    let identity = identity.clone();
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || handle.block_on(operation(identity)))
-        .await
-        .map_err(|e| ApiError::internal(&e))
-}
+pub(crate) use crate::security::blocking::off_thread;
