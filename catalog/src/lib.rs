@@ -41,4 +41,4 @@ pub use table_commit::TableChange;
 pub use tenancy::Tenancy;
 pub use versioning::{HistoryRequest, MergeRefError};
 pub use view::{LoadedView, ViewError, view_commit_meta};
-pub use warehouse::Warehouse;
+pub use warehouse::{OutsideWarehouse, Warehouse};

@@ -25,7 +25,7 @@ use crate::iceberg::{
     IoError, NewTable, RequirementFailed, TableMetadata, UpdateError, new_table_metadata,
 };
 use crate::namespace::{NamespaceError, ReadAtError, namespace_at, parent_location};
-use crate::warehouse::Warehouse;
+use crate::warehouse::{OutsideWarehouse, Warehouse};
 
 /// Why a table operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -265,8 +265,9 @@ impl Catalog {
         );
         let location = next_table_metadata_location(&metadata, None);
         let warehouse = self.warehouse().map_err(CommitError::Rejected)?;
-        inside(warehouse, &metadata.location).map_err(CommitError::Rejected)?;
-        inside(warehouse, &location).map_err(CommitError::Rejected)?;
+        warehouse
+            .ensure_contains(&[&metadata.location, &location])
+            .map_err(|e| CommitError::Rejected(e.into()))?;
         warehouse
             .io
             .write_metadata(&location, metadata.clone())
@@ -309,7 +310,9 @@ impl Catalog {
         meta: &CommitMeta,
     ) -> Result<(Committed, LoadedTable), CommitError<TableError>> {
         let warehouse = self.warehouse().map_err(CommitError::Rejected)?;
-        inside(warehouse, metadata_location).map_err(CommitError::Rejected)?;
+        warehouse
+            .ensure_contains(&[metadata_location])
+            .map_err(|e| CommitError::Rejected(e.into()))?;
         let metadata = warehouse
             .io
             .read_metadata(metadata_location)
@@ -533,14 +536,11 @@ pub fn table_commit_meta(principal: &str, action: &str, key: &ContentKey) -> Com
     }
 }
 
-/// Refuses a location the client chose outside the warehouse (see [`Warehouse::contains`]).
-pub(crate) fn inside(warehouse: &Warehouse, location: &str) -> Result<(), TableError> {
-    if warehouse.contains(location) {
-        Ok(())
-    } else {
-        Err(TableError::LocationOutsideWarehouse {
-            location: location.to_owned(),
-            root: warehouse.root.clone(),
-        })
+impl From<OutsideWarehouse> for TableError {
+    fn from(error: OutsideWarehouse) -> Self {
+        Self::LocationOutsideWarehouse {
+            location: error.location,
+            root: error.root,
+        }
     }
 }

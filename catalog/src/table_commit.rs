@@ -143,8 +143,7 @@ async fn plan_change(
     metadata.validate().map_err(UpdateError::Invalid)?;
     let metadata = Arc::new(metadata);
     let location = next_table_metadata_location(&metadata, base_location.as_deref());
-    crate::table::inside(warehouse, &metadata.location)?;
-    crate::table::inside(warehouse, &location)?;
+    warehouse.ensure_contains(&[&metadata.location, &location])?;
     warehouse
         .io
         .write_metadata(&location, metadata.clone())

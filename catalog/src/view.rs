@@ -28,7 +28,7 @@ use crate::iceberg::{
     ViewUpdate, ViewUpdateError, new_view_metadata,
 };
 use crate::namespace::{NamespaceError, ReadAtError, namespace_at, parent_location};
-use crate::warehouse::Warehouse;
+use crate::warehouse::{OutsideWarehouse, Warehouse};
 
 /// Why a view operation was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +59,15 @@ pub enum ViewError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl From<OutsideWarehouse> for ViewError {
+    fn from(error: OutsideWarehouse) -> Self {
+        Self::OutsideWarehouse {
+            location: error.location,
+            root: error.root,
+        }
+    }
 }
 
 impl From<ReadAtError> for ViewError {
@@ -140,7 +149,7 @@ async fn ensure_namespace(odb: &Odb, tree: &ObjectId, key: &ContentKey) -> Resul
 
 /// The view metadata at `location`, checked whole.
 async fn read_view_file(warehouse: &Warehouse, location: &str) -> Result<ViewMetadata, ViewError> {
-    inside(warehouse, location)?;
+    warehouse.ensure_contains(&[location])?;
     let metadata: ViewMetadata = read_json(&warehouse.io, location).await?;
     metadata
         .validate()
@@ -149,18 +158,6 @@ async fn read_view_file(warehouse: &Warehouse, location: &str) -> Result<ViewMet
             reason,
         })?;
     Ok(metadata)
-}
-
-/// Refuses a location the client chose outside the warehouse (see [`Warehouse::contains`]).
-fn inside(warehouse: &Warehouse, location: &str) -> Result<(), ViewError> {
-    if warehouse.contains(location) {
-        Ok(())
-    } else {
-        Err(ViewError::OutsideWarehouse {
-            location: location.to_owned(),
-            root: warehouse.root.clone(),
-        })
-    }
 }
 
 /// What a replace wrote on an earlier attempt, reusable while the view is unchanged.
@@ -262,8 +259,7 @@ impl Catalog {
             }
             let metadata = Arc::new(new_view_metadata(view, uuid, now_ms())?);
             let location = next_metadata_location(&metadata.location, None);
-            inside(warehouse, &metadata.location)?;
-            inside(warehouse, &location)?;
+            warehouse.ensure_contains(&[&metadata.location, &location])?;
             write_json(&warehouse.io, &location, metadata.as_ref()).await?;
             Ok::<_, ViewError>((location, metadata))
         };
@@ -356,8 +352,7 @@ impl Catalog {
                         let metadata = Arc::new(builder.build()?);
                         let location =
                             next_metadata_location(&metadata.location, Some(&base_location));
-                        inside(&warehouse, &metadata.location)?;
-                        inside(&warehouse, &location)?;
+                        warehouse.ensure_contains(&[&metadata.location, &location])?;
                         write_json(&warehouse.io, &location, metadata.as_ref()).await?;
                         let content_id = entry.map_or_else(ContentId::new_random, |e| e.content_id);
                         let entry = view_entry(content_id, location.clone(), &metadata);

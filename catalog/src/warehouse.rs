@@ -7,6 +7,14 @@ use pangolin_store::ContentKey;
 
 use crate::iceberg::FileIo;
 
+/// A location a client chose outside the warehouse (see [`Warehouse::contains`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{location}` is outside the warehouse `{root}`")]
+pub struct OutsideWarehouse {
+    pub location: String,
+    pub root: String,
+}
+
 /// A storage location for table data and metadata, and the file access to reach it.
 #[derive(Clone)]
 pub struct Warehouse {
@@ -87,6 +95,17 @@ impl Warehouse {
                 .path()
                 .strip_prefix(root_path)
                 .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+    }
+
+    /// Fails on the first of `locations` that [`contains`](Self::contains) refuses.
+    pub fn ensure_contains(&self, locations: &[&str]) -> Result<(), OutsideWarehouse> {
+        match locations.iter().find(|l| !self.contains(l)) {
+            None => Ok(()),
+            Some(location) => Err(OutsideWarehouse {
+                location: (*location).to_owned(),
+                root: self.root.clone(),
+            }),
+        }
     }
 
     /// What a client needs to reach this warehouse's files as the server does: for S3,
