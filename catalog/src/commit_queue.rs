@@ -89,7 +89,6 @@ pub(crate) struct Batch {
 #[derive(Default)]
 struct BatchContents {
     objects: Vec<RawObject>,
-    ids: Vec<ObjectId>,
     last: Option<ObjectId>,
     /// The last commit's time: the ref log dates the move by it, so a ref's time read back
     /// as `branch#<time>` names the commit it came from.
@@ -111,7 +110,6 @@ impl Batch {
         let (principal, message) = (commit.principal, commit.message);
         let mut contents = self.contents.lock();
         contents.time = Some(commit.time);
-        contents.ids.extend(objects.iter().map(|o| o.id));
         contents.objects.extend(objects);
         contents.last = Some(commit.commit);
         if !contents.principals.iter().any(|p| p == principal) {
@@ -244,11 +242,9 @@ impl BranchQueue {
                 },
                 time,
             };
-            (
-                std::mem::take(&mut contents.objects),
-                std::mem::take(&mut contents.ids),
-                tx,
-            )
+            let objects = std::mem::take(&mut contents.objects);
+            let ids: Vec<ObjectId> = objects.iter().map(|o| o.id).collect();
+            (objects, ids, tx)
         };
         let outcome = match store.publish(&repo, objects, tx).await {
             Ok(_) => Outcome::Landed,
@@ -272,7 +268,10 @@ impl BranchQueue {
             // Everything built on a batch that did not land is dropped with it, under the
             // lock, so no writer appends to or reads from the dropped chain afterwards.
             if let Some(open) = state.open.take() {
-                let ids = std::mem::take(&mut open.contents.lock().ids);
+                let ids: Vec<ObjectId> = std::mem::take(&mut open.contents.lock().objects)
+                    .iter()
+                    .map(|o| o.id)
+                    .collect();
                 self.pending.forget(&ids);
                 open.finish(match &outcome {
                     Outcome::MissingBranch => Outcome::MissingBranch,

@@ -442,8 +442,11 @@ async fn default_catalog(
         .warehouse(TENANT, DEFAULT_WAREHOUSE)
         .await
         .context("reading the default warehouse")?;
+    // Compared decrypted, so an unchanged start writes nothing and credentials dropped from
+    // the flags are dropped from the record too.
+    let stored_credentials = current.value.credentials(tenancy.key()).ok().flatten();
     if !outcome.created_warehouse
-        && (current.value.storage != spec.storage || spec.credentials.is_some())
+        && (current.value.storage != spec.storage || stored_credentials != spec.credentials)
     {
         let update = WarehouseUpdate {
             storage: Some(spec.storage),
