@@ -8,24 +8,14 @@ mod common;
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
+use common::secured::{PASSWORD, ROOT_PASSWORD, secured, send_as, sign_in};
 use common::send;
-use pangolin_api::directory::CatalogDirectory;
-use pangolin_api::security::Security;
-use pangolin_api::{AppState, router};
-use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::authz::{
-    BranchPattern, Grant, Principal, PrincipalKind, Privilege, Resource, Role,
-};
-use pangolin_catalog::tenancy::{SecretKey, StorageConfig, Tenancy, WarehouseSpec};
-use pangolin_identity::{
-    Identity, IdentityConfig, Password, PrincipalName, Scope, SystemClock, TenantName,
-};
-use pangolin_store::ObjectCache;
+use pangolin_catalog::authz::{BranchPattern, Grant, Privilege, Resource, Role};
+use pangolin_catalog::tenancy::{StorageConfig, WarehouseSpec};
+use pangolin_identity::{PrincipalName, SystemClock, TenantName};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-const ROOT_PASSWORD: &str = "root-password-for-tests";
-const PASSWORD: &str = "a-long-enough-password";
 const S3_SECRET: &str = "s3-secret-access-key-value-0123456789";
 
 struct Env {
@@ -33,15 +23,6 @@ struct Env {
     dir: TempDir,
     /// The secret part of globex's service user `etl`'s key.
     globex_key_id: String,
-}
-
-fn root_principal() -> Principal {
-    Principal {
-        id: "user:~/root".into(),
-        tenant: None,
-        kind: PrincipalKind::User,
-        is_admin: true,
-    }
 }
 
 fn lake(tenant: &str) -> Resource {
@@ -55,72 +36,6 @@ fn lake(tenant: &str) -> Resource {
 /// `nsgranter` (manage-grants and read on namespace `a` of `lake`), `devlead` (manage-grants
 /// on `lake`, write on `dev*`).
 async fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(MemoryBackend::new());
-    let cache = Arc::new(ObjectCache::new(16 << 20));
-    let tenancy = Tenancy::new(store.clone(), cache.clone(), SecretKey::generate());
-    let root = format!("file://{}", dir.path().display());
-    for (tenant, catalog) in [
-        ("acme", "lake"),
-        ("globex", "lake"),
-        ("globex", "secret"),
-        ("default", "lake"),
-    ] {
-        common::add_catalog(&tenancy, tenant, catalog, &root).await;
-    }
-    let vault = WarehouseSpec {
-        storage: StorageConfig::Local {
-            root: format!("{root}/vault"),
-        },
-        credentials: None,
-    };
-    tenancy
-        .create_warehouse("globex", "vault", vault)
-        .await
-        .unwrap();
-    let config = IdentityConfig {
-        bcrypt_cost: 4,
-        ..IdentityConfig::default()
-    };
-    let identity = Identity::open(store.clone(), config, Arc::new(SystemClock))
-        .await
-        .unwrap();
-    identity
-        .bootstrap_root(Some(&Password::new(ROOT_PASSWORD)))
-        .await
-        .unwrap();
-    for (tenant, name, admin) in [
-        ("acme", "admin", true),
-        ("acme", "reader", false),
-        ("acme", "writer", false),
-        ("acme", "nobody", false),
-        ("acme", "usermgr", false),
-        ("acme", "nsgranter", false),
-        ("acme", "devlead", false),
-        ("globex", "admin", true),
-        ("globex", "bob", false),
-    ] {
-        identity
-            .create_user(
-                &Scope::tenant(tenant).unwrap(),
-                &PrincipalName::new(name).unwrap(),
-                &Password::new(PASSWORD),
-                admin,
-            )
-            .await
-            .unwrap();
-    }
-    let globex = TenantName::new("globex").unwrap();
-    let etl = PrincipalName::new("etl").unwrap();
-    identity.create_service_user(&globex, &etl).await.unwrap();
-    let globex_key_id = identity
-        .create_api_key(&globex, &etl, None)
-        .await
-        .unwrap()
-        .info
-        .id
-        .to_string();
-    let security = Security::required(identity.clone(), store.clone(), store.clone());
     let dev = BranchPattern::parse("dev*").unwrap();
     let namespace_a = Resource::namespace("acme", "lake", ["a"]);
     let roles = [
@@ -183,64 +98,57 @@ async fn env() -> Env {
             "user:globex/bob",
         ),
     ];
-    for (role, member) in roles {
-        let (tenant, name) = (role.tenant.clone(), role.name.clone());
-        security
-            .authz
-            .create_role(&root_principal(), &[], role)
-            .await
-            .unwrap();
-        security
-            .authz
-            .bind(&root_principal(), &[], &tenant, &name, member)
-            .await
-            .unwrap();
-    }
-    let app = router(AppState {
-        store: store.clone(),
-        cache,
-        commits: Default::default(),
-        security: Arc::new(security),
-        tenant: "default".into(),
-        default_catalog: "lake".into(),
-        catalogs: Arc::new(CatalogDirectory::new(tenancy)),
-    });
+    let users = [
+        ("acme", "admin", true),
+        ("acme", "reader", false),
+        ("acme", "writer", false),
+        ("acme", "nobody", false),
+        ("acme", "usermgr", false),
+        ("acme", "nsgranter", false),
+        ("acme", "devlead", false),
+        ("globex", "admin", true),
+        ("globex", "bob", false),
+    ];
+    let secured = secured(&users, roles.into(), Arc::new(SystemClock)).await;
+    let vault = WarehouseSpec {
+        storage: StorageConfig::Local {
+            root: format!("file://{}/vault", secured.dir.path().display()),
+        },
+        credentials: None,
+    };
+    secured
+        .tenancy
+        .create_warehouse("globex", "vault", vault)
+        .await
+        .unwrap();
+    let globex = TenantName::new("globex").unwrap();
+    let etl = PrincipalName::new("etl").unwrap();
+    secured
+        .identity
+        .create_service_user(&globex, &etl)
+        .await
+        .unwrap();
+    let globex_key_id = secured
+        .identity
+        .create_api_key(&globex, &etl, None)
+        .await
+        .unwrap()
+        .info
+        .id
+        .to_string();
     Env {
-        app,
-        dir,
+        app: secured.app,
+        dir: secured.dir,
         globex_key_id,
     }
 }
 
 async fn login(env: &Env, tenant: Option<&str>, user: &str, password: &str) -> StatusCode {
-    let mut body = json!({"username": user, "password": password});
-    if let Some(t) = tenant {
-        body["tenant"] = json!(t);
-    }
-    let (status, _, _) = send(
-        &env.app,
-        Method::POST,
-        "/api/v1/login",
-        Some(body.to_string()),
-        &[],
-    )
-    .await;
-    status
+    sign_in(&env.app, tenant, user, password).await.0
 }
 
 async fn token_with(env: &Env, tenant: Option<&str>, user: &str, password: &str) -> String {
-    let mut body = json!({"username": user, "password": password});
-    if let Some(t) = tenant {
-        body["tenant"] = json!(t);
-    }
-    let (status, _, value) = send(
-        &env.app,
-        Method::POST,
-        "/api/v1/login",
-        Some(body.to_string()),
-        &[],
-    )
-    .await;
+    let (status, value) = sign_in(&env.app, tenant, user, password).await;
     assert_eq!(status, StatusCode::OK, "{value}");
     value["access_token"].as_str().unwrap().to_owned()
 }
@@ -261,30 +169,21 @@ async fn as_(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let auth = format!("Bearer {token}");
-    let (status, _, value) = send(
+    let body = body.map(|b| b.to_string());
+    send_as(
         &env.app,
+        token,
         method,
         uri,
-        body.map(|b| b.to_string()),
-        &[("authorization", &auth), ("x-pangolin-tenant", "acme")],
+        body,
+        &[("x-pangolin-tenant", "acme")],
     )
-    .await;
-    (status, value)
+    .await
 }
 
 /// Sends a raw body text (for malformed bodies).
 async fn raw(env: &Env, token: &str, method: Method, uri: &str, body: &str) -> (StatusCode, Value) {
-    let auth = format!("Bearer {token}");
-    let (status, _, value) = send(
-        &env.app,
-        method,
-        uri,
-        Some(body.to_owned()),
-        &[("authorization", &auth)],
-    )
-    .await;
-    (status, value)
+    send_as(&env.app, token, method, uri, Some(body.to_owned()), &[]).await
 }
 
 fn names(list: &Value, field: &str, key: &str) -> Vec<String> {

@@ -11,23 +11,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use common::secured::{PASSWORD, ROOT_PASSWORD, root_principal, secured, send_as, sign_in};
 use common::send;
-use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
 use pangolin_api::security::routes::{Need, ROUTES};
-use pangolin_api::{AppState, router};
 use pangolin_backend_memory::MemoryBackend;
-use pangolin_catalog::authz::{
-    BranchPattern, Grant, Principal, PrincipalKind, Privilege, Resource, Role,
-};
-use pangolin_catalog::tenancy::{SecretKey, Tenancy};
-use pangolin_identity::{Identity, IdentityConfig, ManualClock, Password, PrincipalName, Scope};
-use pangolin_store::{ObjectCache, Timestamp};
+use pangolin_catalog::authz::{BranchPattern, Grant, Privilege, Resource, Role};
+use pangolin_identity::{Identity, ManualClock, Password, PrincipalName, Scope};
+use pangolin_store::Timestamp;
 use serde_json::{Value, json};
 use tempfile::TempDir;
-
-const ROOT_PASSWORD: &str = "root-password-for-tests";
-const PASSWORD: &str = "a-long-enough-password";
 
 struct Secure {
     app: axum::Router,
@@ -35,15 +28,6 @@ struct Secure {
     store: Arc<MemoryBackend>,
     identity: Identity,
     clock: Arc<ManualClock>,
-}
-
-fn root_principal() -> Principal {
-    Principal {
-        id: "user:~/root".into(),
-        tenant: None,
-        kind: PrincipalKind::User,
-        is_admin: true,
-    }
 }
 
 fn catalog_of(tenant: &str) -> Resource {
@@ -55,93 +39,44 @@ fn catalog_of(tenant: &str) -> Resource {
 
 /// Tenants `acme` and `globex`, each with catalog `lake`; `globex` also has `secret`. In `acme`:
 /// an admin, a reader (read on `lake`), a writer (read everywhere, write and create on `dev*`
-/// only) and a service user with an API key.
+/// only); an admin of `globex`.
 async fn secure() -> Secure {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(MemoryBackend::new());
-    let cache = Arc::new(ObjectCache::new(16 << 20));
-    let tenancy = Tenancy::new(store.clone(), cache.clone(), SecretKey::generate());
-    let root = format!("file://{}", dir.path().display());
-    for (tenant, catalog) in [
-        ("acme", "lake"),
-        ("globex", "lake"),
-        ("globex", "secret"),
-        ("default", "lake"),
-    ] {
-        common::add_catalog(&tenancy, tenant, catalog, &root).await;
-    }
     let clock = Arc::new(ManualClock::new(Timestamp::now()));
-    let config = IdentityConfig {
-        bcrypt_cost: 4,
-        ..IdentityConfig::default()
-    };
-    let identity = Identity::open(store.clone(), config, clock.clone())
-        .await
-        .unwrap();
-    identity
-        .bootstrap_root(Some(&Password::new(ROOT_PASSWORD)))
-        .await
-        .unwrap();
-    for (tenant, name, admin) in [
+    let dev = BranchPattern::parse("dev*").unwrap();
+    let roles = vec![
+        (
+            Role::new(
+                "acme",
+                "readers",
+                vec![Grant::new(Privilege::Read, catalog_of("acme"))],
+            ),
+            "user:acme/reader",
+        ),
+        (
+            Role::new(
+                "acme",
+                "dev-writers",
+                vec![
+                    Grant::new(Privilege::Read, catalog_of("acme")),
+                    Grant::new(Privilege::Write, catalog_of("acme")).at(dev.clone()),
+                    Grant::new(Privilege::Create, catalog_of("acme")).at(dev),
+                ],
+            ),
+            "user:acme/writer",
+        ),
+    ];
+    let users = [
         ("acme", "admin", true),
         ("acme", "reader", false),
         ("acme", "writer", false),
         ("globex", "admin", true),
-    ] {
-        identity
-            .create_user(
-                &Scope::tenant(tenant).unwrap(),
-                &PrincipalName::new(name).unwrap(),
-                &Password::new(PASSWORD),
-                admin,
-            )
-            .await
-            .unwrap();
-    }
-    let security = Security::required(identity.clone(), store.clone(), store.clone());
-    let root = root_principal();
-    let reader = Role::new(
-        "acme",
-        "readers",
-        vec![Grant::new(Privilege::Read, catalog_of("acme"))],
-    );
-    let dev = BranchPattern::parse("dev*").unwrap();
-    let writer = Role::new(
-        "acme",
-        "dev-writers",
-        vec![
-            Grant::new(Privilege::Read, catalog_of("acme")),
-            Grant::new(Privilege::Write, catalog_of("acme")).at(dev.clone()),
-            Grant::new(Privilege::Create, catalog_of("acme")).at(dev),
-        ],
-    );
-    for role in [reader, writer] {
-        security.authz.create_role(&root, &[], role).await.unwrap();
-    }
-    for (role, principal) in [
-        ("readers", "user:acme/reader"),
-        ("dev-writers", "user:acme/writer"),
-    ] {
-        security
-            .authz
-            .bind(&root, &[], "acme", role, principal)
-            .await
-            .unwrap();
-    }
-    let app = router(AppState {
-        store: store.clone(),
-        cache,
-        commits: Default::default(),
-        security: Arc::new(security),
-        tenant: "default".into(),
-        default_catalog: "lake".into(),
-        catalogs: Arc::new(CatalogDirectory::new(tenancy)),
-    });
+    ];
+    let secured = secured(&users, roles, clock.clone()).await;
     Secure {
-        app,
-        _dir: dir,
-        store,
-        identity,
+        app: secured.app,
+        _dir: secured.dir,
+        store: secured.store,
+        identity: secured.identity,
         clock,
     }
 }
@@ -153,16 +88,15 @@ async fn as_(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let auth = format!("Bearer {token}");
-    let (status, _, value) = send(
+    send_as(
         &env.app,
+        token,
         method,
         uri,
         body.map(|b| b.to_string()),
-        &[("authorization", &auth)],
+        &[],
     )
-    .await;
-    (status, value)
+    .await
 }
 
 async fn login(
@@ -171,19 +105,7 @@ async fn login(
     user: &str,
     password: &str,
 ) -> (StatusCode, Value) {
-    let mut body = json!({"username": user, "password": password});
-    if let Some(t) = tenant {
-        body["tenant"] = json!(t);
-    }
-    let (status, _, value) = send(
-        &env.app,
-        Method::POST,
-        "/api/v1/login",
-        Some(body.to_string()),
-        &[],
-    )
-    .await;
-    (status, value)
+    sign_in(&env.app, tenant, user, password).await
 }
 
 async fn token(env: &Secure, tenant: Option<&str>, user: &str) -> String {

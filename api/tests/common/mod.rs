@@ -2,6 +2,8 @@
 //! in a temporary directory, and one way to call it.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
+pub mod secured;
+
 use std::sync::Arc;
 
 use axum::body::Body;
