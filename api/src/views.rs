@@ -105,7 +105,7 @@ pub async fn create(
     JsonBody(request): JsonBody<CreateRequest>,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix).await?;
-    let (key, at) = address(&scope, &namespace, &request.name)?;
+    let (key, at) = address(&scope, &namespace, &body_name(&request.name)?)?;
     let branch = writable(&scope, &at).await?;
     let view = NewView {
         location: request.location.unwrap_or_default(),
@@ -245,13 +245,25 @@ pub struct RegisterRequest {
     metadata_location: String,
 }
 
+/// A view name from a request body. PyIceberg percent-encodes the names it puts in the
+/// bodies of `create_view` and `register_view` (`daily%40dev` for `daily@dev`), so they are
+/// decoded as it means them; a name that is not encoded decodes to itself.
+fn body_name(raw: &str) -> Result<String, ApiError> {
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .map(|name| name.into_owned())
+        .map_err(|_| {
+            ApiError::bad_request(format!("view name `{raw}` is not valid UTF-8 once decoded"))
+        })
+}
+
 pub async fn register(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
     JsonBody(request): JsonBody<RegisterRequest>,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix).await?;
-    let (key, at) = address(&scope, &namespace, &request.name)?;
+    let (key, at) = address(&scope, &namespace, &body_name(&request.name)?)?;
     let branch = writable(&scope, &at).await?;
     let (_, registered) = scope
         .catalog

@@ -703,3 +703,36 @@ async fn rename_register_and_drop() {
     let (status, _) = get(app, &view_uri("copy")).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn percent_encoded_names_in_bodies_are_decoded_as_pyiceberg_means_them() {
+    let env = env().await;
+    create_branch(&env.app, "dev").await;
+    // PyIceberg 0.12 sends `daily@dev` as `daily%40dev` in create_view's body.
+    let created = create_view(&env.app, "lake", "daily%40dev").await;
+    let (status, _) = head(&env.app, &view_uri("daily@dev")).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "created on dev");
+    let (status, _) = head(&env.app, &view_uri("daily")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not on main");
+    let (status, body) = post(
+        &env.app,
+        "/v1/lake/namespaces/db/register-view",
+        json!({"name": "copy%40dev", "metadata-location": created["metadata-location"]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = head(&env.app, &view_uri("copy@dev")).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "registered on dev");
+    let (status, body) = post(
+        &env.app,
+        "/v1/lake/namespaces/db/views",
+        create_request("bad%FF"),
+    )
+    .await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "BadRequestException",
+    );
+}

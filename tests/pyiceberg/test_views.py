@@ -196,10 +196,10 @@ def test_a_view_on_dev_is_invisible_on_main_until_merged(catalog, unique, server
     status, body = http(server_url, "POST", "/api/v1/catalogs/default/refs", {"name": f"{unique}_dev", "from": "main"})
     assert status == 201, body
     dev = f"{unique}_dev"
-    # PyIceberg 0.12 URL-encodes the name in create_view's body (`daily%40dev`), so a view is
-    # created on a branch through a session there; loads address it as `daily@dev`.
+    # PyIceberg 0.12 URL-encodes the name in create_view's body (`daily%40dev`); the server
+    # decodes it as meant, so `daily@dev` creates `daily` on the branch.
+    catalog.create_view(f"{unique}.daily@{dev}", SCHEMA, version("SELECT 1", unique))
     session = RestCatalog("dev", uri=server_url, warehouse=f"default@{dev}")
-    session.create_view(f"{unique}.daily", SCHEMA, version("SELECT 1", unique))
     assert catalog.view_exists(f"{unique}.daily@{dev}")
     assert catalog.load_view(f"{unique}.daily@{dev}").sql_for("spark").sql == "SELECT 1"
     assert not catalog.view_exists(f"{unique}.daily")
