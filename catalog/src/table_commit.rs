@@ -134,7 +134,7 @@ async fn plan_change(
     if let (Some(location), Some(b)) = (&base_location, &base) {
         builder.log_previous(location.clone(), b.last_updated_ms);
     }
-    let mut metadata = builder.build_unchecked(now);
+    let mut metadata = builder.finish(now)?;
     if metadata.location.is_empty() {
         metadata.location = catalog
             .default_table_location(tree, key, &metadata.table_uuid)

@@ -215,9 +215,15 @@ fn a_new_table_takes_its_format_version_from_the_property() {
 // ---- assign-uuid, upgrade-format-version ----
 
 #[test]
-fn assign_uuid_sets_the_table_uuid() {
-    let meta = apply(&table(), &[json!({"action": "assign-uuid", "uuid": UUID})]);
-    assert_eq!(meta.table_uuid.to_string(), UUID);
+fn assign_uuid_keeps_an_existing_tables_uuid() {
+    let table = table();
+    let same = json!({"action": "assign-uuid", "uuid": table.table_uuid.to_string()});
+    assert_eq!(apply(&table, &[same]).table_uuid, table.table_uuid);
+    let error = apply_err(&table, &[json!({"action": "assign-uuid", "uuid": UUID})]);
+    assert!(
+        matches!(error, UpdateError::ReassignUuid { .. }),
+        "{error:?}"
+    );
 }
 
 #[test]

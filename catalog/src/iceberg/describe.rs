@@ -10,11 +10,7 @@ pub fn describe(before: Option<&TableMetadata>, after: Option<&TableMetadata>) -
             return vec![format!(
                 "table created (format version {}, {} columns)",
                 after.format_version,
-                after
-                    .current_schema()
-                    .and_then(|s| s.body.get("fields"))
-                    .and_then(|f| f.as_array())
-                    .map_or(0, Vec::len)
+                after.current_schema().map_or(0, |s| s.fields.fields.len())
             )];
         }
         (Some(_), None) => return vec!["table dropped".to_owned()],

@@ -133,7 +133,7 @@ impl FileIo {
         }
         let mut metadata: TableMetadata = super::json_io::read_json(self, location).await?;
         metadata.ensure_main_ref();
-        metadata.validate().map_err(|reason| IoError::Parse {
+        metadata.validate_deep().map_err(|reason| IoError::Parse {
             location: location.to_owned(),
             reason,
         })?;

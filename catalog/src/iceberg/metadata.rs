@@ -18,12 +18,17 @@ pub const DEFAULT_FORMAT_VERSION: u8 = 2;
 /// The name of the branch that is the table's current state.
 pub const MAIN_BRANCH: &str = "main";
 
-/// Partition field ids start above this (the spec reserves lower ids for data columns).
-pub const PARTITION_DATA_ID_START: i32 = 1000;
+pub use super::partition::{PARTITION_DATA_ID_START, PartitionField, PartitionSpec};
+pub use super::schema::Schema;
+pub use super::sort::SortOrder;
 
 /// One table's metadata.
+///
+/// Read through `upgrade_v1` first (the serde derive below is `remote = "Self"`, so the
+/// `Deserialize` impl of the type is the one in this file that upgrades), as the reference
+/// implementation reads files of format version 1 that predate lists of schemas and specs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", remote = "Self")]
 pub struct TableMetadata {
     pub format_version: u8,
     pub table_uuid: uuid::Uuid,
@@ -75,148 +80,6 @@ fn snapshot_id_out<S: Serializer>(id: &Option<i64>, s: S) -> Result<S::Ok, S::Er
 
 fn snapshot_id_in<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     Ok(Option::<i64>::deserialize(d)?.filter(|id| *id != -1))
-}
-
-/// A schema: its id and identifier fields are typed, its struct type is carried as JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Schema {
-    #[serde(rename = "schema-id", default)]
-    pub schema_id: i32,
-    #[serde(
-        rename = "identifier-field-ids",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub identifier_field_ids: Option<Vec<i32>>,
-    /// `type` (always `struct`) and `fields`.
-    #[serde(flatten)]
-    pub body: Map<String, Value>,
-}
-
-impl Schema {
-    /// The highest field id anywhere in the schema, nested fields included (0 when empty).
-    pub fn highest_field_id(&self) -> i32 {
-        fn walk(value: &Value, max: &mut i32) {
-            match value {
-                Value::Object(map) => {
-                    for id_key in ["id", "element-id", "key-id", "value-id"] {
-                        if let Some(id) = map.get(id_key).and_then(Value::as_i64) {
-                            *max = (*max).max(i32::try_from(id).unwrap_or(i32::MAX));
-                        }
-                    }
-                    for nested in ["fields", "type", "element", "key", "value"] {
-                        if let Some(v) = map.get(nested) {
-                            walk(v, max);
-                        }
-                    }
-                }
-                Value::Array(items) => items.iter().for_each(|v| walk(v, max)),
-                _ => {}
-            }
-        }
-        let mut max = 0;
-        if let Some(fields) = self.body.get("fields") {
-            walk(fields, &mut max);
-        }
-        max
-    }
-
-    /// Whether two schemas describe the same columns (ids aside), so one can be reused.
-    /// Identifier field ids compare as sets: PyIceberg sends `[]` where Java leaves them out.
-    pub fn same_columns(&self, other: &Schema) -> bool {
-        fn identifiers(schema: &Schema) -> BTreeSet<i32> {
-            schema
-                .identifier_field_ids
-                .iter()
-                .flatten()
-                .copied()
-                .collect()
-        }
-        self.body == other.body && identifiers(self) == identifiers(other)
-    }
-
-    /// Whether the schema has a field with this top-level or nested id.
-    pub fn has_field(&self, id: i32) -> bool {
-        fn walk(value: &Value, id: i64) -> bool {
-            match value {
-                Value::Object(map) => {
-                    map.get("id").and_then(Value::as_i64) == Some(id)
-                        || ["fields", "type", "element", "key", "value"]
-                            .iter()
-                            .filter_map(|k| map.get(*k))
-                            .any(|v| walk(v, id))
-                }
-                Value::Array(items) => items.iter().any(|v| walk(v, id)),
-                _ => false,
-            }
-        }
-        self.body
-            .get("fields")
-            .is_some_and(|f| walk(f, i64::from(id)))
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartitionSpec {
-    #[serde(rename = "spec-id", default)]
-    pub spec_id: i32,
-    pub fields: Vec<PartitionField>,
-}
-
-impl PartitionSpec {
-    pub fn unpartitioned() -> Self {
-        Self {
-            spec_id: 0,
-            fields: Vec::new(),
-        }
-    }
-
-    pub fn highest_field_id(&self) -> Option<i32> {
-        self.fields.iter().filter_map(|f| f.field_id).max()
-    }
-
-    /// Same partitioning (names, sources and transforms), whatever the spec id and the field
-    /// ids, as the reference implementation's `compatibleWith`: a client may send a spec it
-    /// already has without field ids.
-    pub fn same_fields(&self, other: &PartitionSpec) -> bool {
-        self.fields.len() == other.fields.len()
-            && self
-                .fields
-                .iter()
-                .zip(&other.fields)
-                .all(|(a, b)| a.name == b.name && a.transform == b.transform && a.rest == b.rest)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartitionField {
-    #[serde(rename = "field-id", default, skip_serializing_if = "Option::is_none")]
-    pub field_id: Option<i32>,
-    pub name: String,
-    pub transform: String,
-    /// `source-id` (v1, v2) or `source-ids` (v3 multi-argument transforms), kept as sent.
-    #[serde(flatten)]
-    pub rest: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SortOrder {
-    #[serde(rename = "order-id", default)]
-    pub order_id: i32,
-    pub fields: Vec<Value>,
-}
-
-impl SortOrder {
-    pub fn unsorted() -> Self {
-        Self {
-            order_id: 0,
-            fields: Vec::new(),
-        }
-    }
-
-    pub fn is_unsorted(&self) -> bool {
-        self.fields.is_empty()
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -377,7 +240,10 @@ impl TableMetadata {
         out
     }
 
-    /// Checks that the metadata is whole: every id it points at exists.
+    /// Checks that the metadata is whole and consistent, as the reference implementation
+    /// checks metadata it builds or reads: every id it points at exists, ids are unique, the
+    /// counters are at least what they count, the logs are in order. Cheap: it does not look
+    /// inside schemas (`validate_deep` does).
     pub fn validate(&self) -> Result<(), String> {
         if !SUPPORTED_FORMAT_VERSIONS.contains(&self.format_version) {
             return Err(format!(
@@ -388,6 +254,19 @@ impl TableMetadata {
         if self.location.is_empty() {
             return Err("the table has no location".to_owned());
         }
+        unique(
+            "schema",
+            self.schemas.iter().map(|s| i64::from(s.schema_id)),
+        )?;
+        unique(
+            "partition spec",
+            self.partition_specs.iter().map(|s| i64::from(s.spec_id)),
+        )?;
+        unique(
+            "sort order",
+            self.sort_orders.iter().map(|s| i64::from(s.order_id)),
+        )?;
+        unique("snapshot", self.snapshots.iter().map(|s| s.snapshot_id))?;
         if self.current_schema().is_none() {
             return Err(format!(
                 "current schema {} is not among the table's schemas",
@@ -406,6 +285,44 @@ impl TableMetadata {
                 self.default_sort_order_id
             ));
         }
+        let highest_column = self
+            .schemas
+            .iter()
+            .map(Schema::highest_field_id)
+            .max()
+            .unwrap_or(0);
+        if self.last_column_id < highest_column {
+            return Err(format!(
+                "last-column-id {} is below the highest field id {highest_column}",
+                self.last_column_id
+            ));
+        }
+        let highest_partition = self
+            .partition_specs
+            .iter()
+            .filter_map(PartitionSpec::highest_field_id)
+            .max()
+            .unwrap_or(PARTITION_DATA_ID_START - 1);
+        if self.last_partition_id < highest_partition {
+            return Err(format!(
+                "last-partition-id {} is below the highest partition field id {highest_partition}",
+                self.last_partition_id
+            ));
+        }
+        if self.format_version == 1 && self.last_sequence_number != 0 {
+            return Err(format!(
+                "last-sequence-number must be 0 in format version 1, not {}",
+                self.last_sequence_number
+            ));
+        }
+        for snapshot in &self.snapshots {
+            if snapshot.sequence_number > self.last_sequence_number {
+                return Err(format!(
+                    "snapshot {} has sequence number {}, above the table's last-sequence-number {}",
+                    snapshot.snapshot_id, snapshot.sequence_number, self.last_sequence_number
+                ));
+            }
+        }
         if let Some(id) = self.current_snapshot_id
             && self.snapshot(id).is_none()
         {
@@ -419,8 +336,173 @@ impl TableMetadata {
                 ));
             }
         }
+        match (self.current_snapshot_id, self.refs.get(MAIN_BRANCH)) {
+            (_, Some(main)) if main.kind != RefType::Branch => {
+                return Err(format!("`{MAIN_BRANCH}` must be a branch, not a tag"));
+            }
+            (Some(current), Some(main)) if main.snapshot_id != current => {
+                return Err(format!(
+                    "current-snapshot-id {current} is not where `{MAIN_BRANCH}` points ({})",
+                    main.snapshot_id
+                ));
+            }
+            (None, Some(main)) => {
+                return Err(format!(
+                    "there is no current snapshot, but `{MAIN_BRANCH}` points at {}",
+                    main.snapshot_id
+                ));
+            }
+            _ => {}
+        }
+        ordered(
+            "snapshot-log",
+            self.snapshot_log.iter().map(|e| e.timestamp_ms),
+            self.last_updated_ms,
+        )?;
+        ordered(
+            "metadata-log",
+            self.metadata_log.iter().map(|e| e.timestamp_ms),
+            self.last_updated_ms,
+        )
+    }
+
+    /// `validate`, and every schema, spec and order checked as when they were added; for files
+    /// the catalog did not write itself (register).
+    pub fn validate_deep(&self) -> Result<(), String> {
+        self.validate()?;
+        for schema in &self.schemas {
+            schema.check()?;
+        }
+        let current = self
+            .current_schema()
+            .ok_or("the table has no current schema")?;
+        current.check_for_format(self.format_version)?;
+        if let Some(spec) = self.spec(self.default_spec_id) {
+            spec.check_compatible(current)?;
+        }
+        if let Some(order) = self.sort_order(self.default_sort_order_id) {
+            order.check_compatible(current)?;
+        }
         Ok(())
     }
+}
+
+/// How far back in time one log entry may be from the one before it: commits from several
+/// machines may disagree on the time by this much, as the reference implementation allows.
+const CLOCK_SKEW_MS: i64 = 60_000;
+
+fn unique(kind: &str, ids: impl Iterator<Item = i64>) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    for id in ids {
+        if !seen.insert(id) {
+            return Err(format!("{kind} id {id} is used twice"));
+        }
+    }
+    Ok(())
+}
+
+fn ordered(
+    log: &str,
+    times: impl Iterator<Item = i64>,
+    last_updated_ms: i64,
+) -> Result<(), String> {
+    let mut previous: Option<i64> = None;
+    for time in times {
+        if let Some(before) = previous
+            && time - before < -CLOCK_SKEW_MS
+        {
+            return Err(format!(
+                "{log} is out of order: an entry at {time} follows one at {before}"
+            ));
+        }
+        previous = Some(time);
+    }
+    match previous {
+        Some(last) if last_updated_ms - last < -CLOCK_SKEW_MS => Err(format!(
+            "last-updated-ms {last_updated_ms} is before the latest {log} entry at {last}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+impl Serialize for TableMetadata {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        TableMetadata::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TableMetadata {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut value = Value::deserialize(d)?;
+        upgrade_v1(&mut value).map_err(serde::de::Error::custom)?;
+        let mut meta = TableMetadata::deserialize(value).map_err(serde::de::Error::custom)?;
+        // Specs written before field ids existed number their fields from 1000 on.
+        for spec in &mut meta.partition_specs {
+            if spec.fields.iter().all(|f| f.field_id.is_none()) {
+                for (i, field) in spec.fields.iter_mut().enumerate() {
+                    field.field_id = Some(PARTITION_DATA_ID_START + i as i32);
+                }
+            }
+        }
+        Ok(meta)
+    }
+}
+
+/// Fills what a format version 1 file may leave out, as the reference implementation reads
+/// it: the list of schemas from `schema`, the specs from `partition-spec`, the unsorted order,
+/// `last-partition-id` from the specs, a table uuid. Later versions must have them all.
+fn upgrade_v1(value: &mut Value) -> Result<(), String> {
+    let Value::Object(map) = value else {
+        return Err(format!("table metadata must be an object, not {value}"));
+    };
+    if map.get("format-version").and_then(Value::as_u64) != Some(1) {
+        return Ok(());
+    }
+    if !map.contains_key("schemas") {
+        let schema = map
+            .get("schema")
+            .cloned()
+            .ok_or("`schemas` is required (or `schema` in format version 1)")?;
+        let id = schema.get("schema-id").cloned().unwrap_or(Value::from(0));
+        map.insert("current-schema-id".into(), id);
+        map.insert("schemas".into(), Value::Array(vec![schema]));
+    }
+    if !map.contains_key("partition-specs") {
+        let fields = map
+            .get("partition-spec")
+            .cloned()
+            .ok_or("`partition-specs` is required (or `partition-spec` in format version 1)")?;
+        map.insert(
+            "partition-specs".into(),
+            serde_json::json!([{"spec-id": 0, "fields": fields}]),
+        );
+        map.insert("default-spec-id".into(), 0.into());
+    }
+    if !map.contains_key("last-partition-id") {
+        let highest = map["partition-specs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|spec| spec.get("fields").and_then(Value::as_array))
+            .map(|fields| PARTITION_DATA_ID_START - 1 + fields.len() as i32)
+            .max()
+            .unwrap_or(PARTITION_DATA_ID_START - 1);
+        map.insert("last-partition-id".into(), highest.into());
+    }
+    if !map.contains_key("sort-orders") {
+        map.insert(
+            "sort-orders".into(),
+            serde_json::json!([{"order-id": 0, "fields": []}]),
+        );
+        map.insert("default-sort-order-id".into(), 0.into());
+    }
+    if !map.contains_key("table-uuid") {
+        // The reference implementation leaves it unset until the next commit assigns one.
+        map.insert("table-uuid".into(), uuid::Uuid::new_v4().to_string().into());
+    }
+    // Version 1 has no sequence numbers; the reference implementation reads them as 0.
+    map.insert("last-sequence-number".into(), 0.into());
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,12 +2,18 @@
 //! requirements that change them, creation, and the files in the warehouse that hold them.
 
 pub mod create;
+pub mod default_value;
 pub mod describe;
 pub mod io;
 pub mod json_io;
 pub mod metadata;
+pub mod partition;
 pub mod requirement;
+pub mod schema;
+pub mod sort;
 pub mod storage;
+pub mod transform;
+pub mod types;
 pub mod update;
 pub mod view;
 

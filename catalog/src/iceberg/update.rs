@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+use super::create::FORMAT_VERSION_PROPERTY;
 use super::metadata::{
     EncryptionKey, MAIN_BRANCH, MetadataLogEntry, PARTITION_DATA_ID_START, PartitionSpec, RefType,
     SUPPORTED_FORMAT_VERSIONS, Schema, Snapshot, SnapshotLogEntry, SnapshotRef, SortOrder,
@@ -156,7 +157,13 @@ pub enum UpdateError {
     EmptyLocation,
     #[error("property `{0}` is both set and removed")]
     PropertyConflict(String),
-    #[error("the metadata the updates produce is not valid: {0}")]
+    #[error("cannot reassign the table uuid {current} to {requested}")]
+    ReassignUuid {
+        current: uuid::Uuid,
+        requested: uuid::Uuid,
+    },
+    /// What the updates ask for breaks a rule of the spec; the message names the field.
+    #[error("{0}")]
     Invalid(String),
 }
 
@@ -169,6 +176,11 @@ pub struct MetadataBuilder {
     last_added_spec: Option<i32>,
     last_added_order: Option<i32>,
     added_snapshots: BTreeSet<i64>,
+    /// Snapshots this commit pointed `main` at, in order (for the snapshot log).
+    main_moves: Vec<i64>,
+    removed_snapshots: bool,
+    /// A schema, spec or order was added or made current: check they still fit together.
+    structure_changed: bool,
 }
 
 impl MetadataBuilder {
@@ -179,6 +191,9 @@ impl MetadataBuilder {
             last_added_spec: None,
             last_added_order: None,
             added_snapshots: BTreeSet::new(),
+            main_moves: Vec::new(),
+            removed_snapshots: false,
+            structure_changed: false,
         }
     }
 
@@ -191,16 +206,76 @@ impl MetadataBuilder {
 
     /// The finished metadata, checked whole, stamped with the time of the change.
     pub fn build(self, now_ms: i64) -> Result<TableMetadata, UpdateError> {
-        let meta = self.build_unchecked(now_ms);
+        let meta = self.finish(now_ms)?;
         meta.validate().map_err(UpdateError::Invalid)?;
         Ok(meta)
     }
 
-    /// The metadata as the updates left it, for a caller that completes it before checking.
-    pub fn build_unchecked(mut self, now_ms: i64) -> TableMetadata {
+    /// The metadata as the updates left it, with the snapshot log brought up to date and the
+    /// default spec and sort order checked against the current schema, for a caller that
+    /// completes it (a location) before `validate`.
+    pub fn finish(mut self, now_ms: i64) -> Result<TableMetadata, UpdateError> {
         self.meta.last_updated_ms = now_ms.max(self.meta.last_updated_ms);
+        if self.structure_changed
+            && let Some(schema) = self.meta.current_schema()
+        {
+            if let Some(spec) = self.meta.spec(self.meta.default_spec_id) {
+                spec.check_compatible(schema)
+                    .map_err(UpdateError::Invalid)?;
+            }
+            if let Some(order) = self.meta.sort_order(self.meta.default_sort_order_id) {
+                order
+                    .check_compatible(schema)
+                    .map_err(UpdateError::Invalid)?;
+            }
+        }
+        self.update_snapshot_log()?;
         self.meta.fill_v1_fields();
-        self.meta
+        Ok(self.meta)
+    }
+
+    /// The snapshot log as the reference implementation keeps it: a snapshot this commit
+    /// added and made current, then replaced by a later one of the same commit, was never
+    /// current for anyone and leaves the log; removing snapshots drops the history up to the
+    /// last removed one, so the log never skips a snapshot that was current.
+    fn update_snapshot_log(&mut self) -> Result<(), UpdateError> {
+        let meta = &mut self.meta;
+        let intermediate: BTreeSet<i64> = self
+            .main_moves
+            .iter()
+            .copied()
+            .filter(|id| self.added_snapshots.contains(id) && Some(*id) != meta.current_snapshot_id)
+            .collect();
+        if intermediate.is_empty() && !self.removed_snapshots {
+            return Ok(());
+        }
+        let mut log = Vec::with_capacity(meta.snapshot_log.len());
+        for entry in meta.snapshot_log.drain(..) {
+            if meta
+                .snapshots
+                .iter()
+                .any(|s| s.snapshot_id == entry.snapshot_id)
+            {
+                if !intermediate.contains(&entry.snapshot_id) {
+                    log.push(entry);
+                }
+            } else if self.removed_snapshots {
+                log.clear();
+            }
+        }
+        meta.snapshot_log = log;
+        if let Some(current) = meta.current_snapshot_id
+            && meta.snapshot(current).is_some()
+            && meta
+                .snapshot_log
+                .last()
+                .is_some_and(|e| e.snapshot_id != current)
+        {
+            return Err(UpdateError::Invalid(format!(
+                "the snapshot log would not end at the current snapshot {current}"
+            )));
+        }
+        Ok(())
     }
 
     /// Records the file the new metadata replaces in the metadata log, keeping at most the
@@ -226,7 +301,17 @@ impl MetadataBuilder {
     pub fn apply(&mut self, update: &TableUpdate, now_ms: i64) -> Result<(), UpdateError> {
         let meta = &mut self.meta;
         match update {
-            TableUpdate::AssignUuid { uuid } => meta.table_uuid = *uuid,
+            TableUpdate::AssignUuid { uuid } => {
+                // A new table takes the uuid its creator chose; an existing one keeps its own,
+                // or `assert-table-uuid` would stop meaning anything.
+                if !meta.schemas.is_empty() && *uuid != meta.table_uuid {
+                    return Err(UpdateError::ReassignUuid {
+                        current: meta.table_uuid,
+                        requested: *uuid,
+                    });
+                }
+                meta.table_uuid = *uuid;
+            }
             TableUpdate::UpgradeFormatVersion { format_version } => {
                 let to = *format_version;
                 if !SUPPORTED_FORMAT_VERSIONS.contains(&to) {
@@ -243,8 +328,9 @@ impl MetadataBuilder {
                 }
                 meta.format_version = to;
             }
-            TableUpdate::AddSchema { schema, .. } => self.add_schema(schema),
+            TableUpdate::AddSchema { schema, .. } => self.add_schema(schema)?,
             TableUpdate::SetCurrentSchema { schema_id } => {
+                self.structure_changed = true;
                 let id = resolve_last(*schema_id, self.last_added_schema, "schema")?;
                 let meta = &mut self.meta;
                 if meta.schema(id).is_none() {
@@ -252,8 +338,9 @@ impl MetadataBuilder {
                 }
                 meta.current_schema_id = id;
             }
-            TableUpdate::AddSpec { spec } => self.add_spec(spec),
+            TableUpdate::AddSpec { spec } => self.add_spec(spec)?,
             TableUpdate::SetDefaultSpec { spec_id } => {
+                self.structure_changed = true;
                 let id = resolve_last(*spec_id, self.last_added_spec, "partition spec")?;
                 let meta = &mut self.meta;
                 if meta.spec(id).is_none() {
@@ -261,8 +348,9 @@ impl MetadataBuilder {
                 }
                 meta.default_spec_id = id;
             }
-            TableUpdate::AddSortOrder { sort_order } => self.add_sort_order(sort_order),
+            TableUpdate::AddSortOrder { sort_order } => self.add_sort_order(sort_order)?,
             TableUpdate::SetDefaultSortOrder { sort_order_id } => {
+                self.structure_changed = true;
                 let id = resolve_last(*sort_order_id, self.last_added_order, "sort order")?;
                 let meta = &mut self.meta;
                 if meta.sort_order(id).is_none() {
@@ -285,6 +373,13 @@ impl MetadataBuilder {
                         id: *snapshot_id,
                     });
                 };
+                check_ref(
+                    ref_name,
+                    *kind,
+                    *min_snapshots_to_keep,
+                    *max_snapshot_age_ms,
+                    *max_ref_age_ms,
+                )?;
                 let logged_at = if self.added_snapshots.contains(snapshot_id) {
                     snapshot.timestamp_ms
                 } else {
@@ -302,6 +397,7 @@ impl MetadataBuilder {
                 }
                 meta.refs.insert(ref_name.clone(), new_ref);
                 if ref_name == MAIN_BRANCH {
+                    self.main_moves.push(*snapshot_id);
                     meta.current_snapshot_id = Some(*snapshot_id);
                     meta.snapshot_log.push(SnapshotLogEntry {
                         snapshot_id: *snapshot_id,
@@ -311,6 +407,8 @@ impl MetadataBuilder {
             }
             TableUpdate::RemoveSnapshots { snapshot_ids } => {
                 let gone: BTreeSet<i64> = snapshot_ids.iter().copied().collect();
+                self.removed_snapshots |=
+                    meta.snapshots.iter().any(|s| gone.contains(&s.snapshot_id));
                 meta.snapshots.retain(|s| !gone.contains(&s.snapshot_id));
                 meta.statistics.retain(|s| !gone.contains(&s.snapshot_id));
                 meta.partition_statistics
@@ -323,7 +421,6 @@ impl MetadataBuilder {
                 {
                     meta.current_snapshot_id = None;
                 }
-                meta.snapshot_log.retain(|e| !gone.contains(&e.snapshot_id));
             }
             TableUpdate::RemoveSnapshotRef { ref_name } => {
                 if meta.refs.remove(ref_name).is_some() && ref_name == MAIN_BRANCH {
@@ -338,15 +435,52 @@ impl MetadataBuilder {
                 meta.location = location;
             }
             TableUpdate::SetProperties { updates } => {
-                meta.properties
-                    .extend(updates.iter().map(|(k, v)| (k.clone(), v.clone())));
+                for (key, value) in updates {
+                    match key.as_str() {
+                        // Asked for as a property, as the reference implementation's property
+                        // updates do: an upgrade, never a stored property.
+                        FORMAT_VERSION_PROPERTY => {
+                            let to = value.trim().parse::<u8>().map_err(|_| {
+                                UpdateError::Invalid(format!(
+                                    "property `{FORMAT_VERSION_PROPERTY}` must be 1, 2 or 3, not `{value}`"
+                                ))
+                            })?;
+                            self.apply(
+                                &TableUpdate::UpgradeFormatVersion { format_version: to },
+                                now_ms,
+                            )?;
+                        }
+                        // Derived from the metadata itself; the reference implementation never
+                        // stores them as properties.
+                        key if RESERVED_PROPERTIES.contains(&key) => {}
+                        _ => {
+                            self.meta.properties.insert(key.clone(), value.clone());
+                        }
+                    }
+                }
             }
             TableUpdate::RemoveProperties { removals } => {
                 for key in removals {
                     meta.properties.remove(key);
                 }
             }
-            TableUpdate::SetStatistics { statistics, .. } => {
+            TableUpdate::SetStatistics {
+                statistics,
+                snapshot_id,
+            } => {
+                if snapshot_id.is_some_and(|id| id != statistics.snapshot_id) {
+                    return Err(UpdateError::Invalid(format!(
+                        "set-statistics: `snapshot-id` {} differs from the statistics file's {}",
+                        snapshot_id.unwrap_or_default(),
+                        statistics.snapshot_id
+                    )));
+                }
+                if meta.snapshot(statistics.snapshot_id).is_none() {
+                    return Err(UpdateError::Unknown {
+                        kind: "snapshot",
+                        id: statistics.snapshot_id,
+                    });
+                }
                 meta.statistics
                     .retain(|s| s.snapshot_id != statistics.snapshot_id);
                 meta.statistics.push(statistics.clone());
@@ -357,6 +491,12 @@ impl MetadataBuilder {
             TableUpdate::SetPartitionStatistics {
                 partition_statistics,
             } => {
+                if meta.snapshot(partition_statistics.snapshot_id).is_none() {
+                    return Err(UpdateError::Unknown {
+                        kind: "snapshot",
+                        id: partition_statistics.snapshot_id,
+                    });
+                }
                 meta.partition_statistics
                     .retain(|s| s.snapshot_id != partition_statistics.snapshot_id);
                 meta.partition_statistics.push(partition_statistics.clone());
@@ -396,7 +536,12 @@ impl MetadataBuilder {
         Ok(())
     }
 
-    fn add_schema(&mut self, schema: &Schema) {
+    fn add_schema(&mut self, schema: &Schema) -> Result<(), UpdateError> {
+        schema.check().map_err(UpdateError::Invalid)?;
+        schema
+            .check_for_format(self.meta.format_version)
+            .map_err(UpdateError::Invalid)?;
+        self.structure_changed = true;
         let meta = &mut self.meta;
         let id = match meta.schemas.iter().find(|s| s.same_columns(schema)) {
             Some(existing) => existing.schema_id,
@@ -415,18 +560,38 @@ impl MetadataBuilder {
         };
         meta.last_column_id = meta.last_column_id.max(schema.highest_field_id());
         self.last_added_schema = Some(id);
+        Ok(())
     }
 
-    fn add_spec(&mut self, spec: &PartitionSpec) {
+    /// The schema new specs and orders bind to: the current one, as in the reference
+    /// implementation.
+    fn binding_schema(&self, what: &str) -> Result<&Schema, UpdateError> {
+        self.meta.current_schema().ok_or_else(|| {
+            UpdateError::Invalid(format!(
+                "cannot add a {what} before the table has a current schema"
+            ))
+        })
+    }
+
+    fn add_spec(&mut self, spec: &PartitionSpec) -> Result<(), UpdateError> {
+        let mut spec = spec.clone();
+        let format_version = self.meta.format_version;
+        spec.bind(self.binding_schema("partition spec")?, format_version)
+            .map_err(UpdateError::Invalid)?;
+        self.structure_changed = true;
         let meta = &mut self.meta;
         // An equal spec is reused as it is: no new spec, no field ids spent.
-        if let Some(existing) = meta.partition_specs.iter().find(|s| s.same_fields(spec)) {
+        if let Some(existing) = meta.partition_specs.iter().find(|s| s.same_fields(&spec)) {
             self.last_added_spec = Some(existing.spec_id);
-            return;
+            return Ok(());
         }
-        let mut spec = spec.clone();
-        // Fields without an id get fresh ones above everything assigned so far.
-        let mut next = meta.last_partition_id.max(PARTITION_DATA_ID_START - 1);
+        // Fields without an id get fresh ones above everything assigned so far; version 1
+        // numbers every spec's fields from the start, as its readers expect.
+        let mut next = if format_version == 1 {
+            PARTITION_DATA_ID_START - 1
+        } else {
+            meta.last_partition_id.max(PARTITION_DATA_ID_START - 1)
+        };
         for field in &mut spec.fields {
             if field.field_id.is_none() {
                 next += 1;
@@ -445,9 +610,15 @@ impl MetadataBuilder {
         }
         meta.partition_specs.push(spec);
         self.last_added_spec = Some(id);
+        Ok(())
     }
 
-    fn add_sort_order(&mut self, order: &SortOrder) {
+    fn add_sort_order(&mut self, order: &SortOrder) -> Result<(), UpdateError> {
+        let mut order = order.clone();
+        order
+            .bind(self.binding_schema("sort order")?)
+            .map_err(UpdateError::Invalid)?;
+        self.structure_changed = true;
         let meta = &mut self.meta;
         let id = if order.is_unsorted() {
             // The unsorted order is always id 0.
@@ -468,19 +639,40 @@ impl MetadataBuilder {
                         .max(1);
                     meta.sort_orders.push(SortOrder {
                         order_id: id,
-                        fields: order.fields.clone(),
+                        fields: order.fields,
                     });
                     id
                 }
             }
         };
         self.last_added_order = Some(id);
+        Ok(())
     }
 
     fn add_snapshot(&mut self, snapshot: &Snapshot) -> Result<(), UpdateError> {
         let meta = &mut self.meta;
-        if meta.snapshot(snapshot.snapshot_id).is_some() {
-            return Err(UpdateError::SnapshotExists(snapshot.snapshot_id));
+        let id = snapshot.snapshot_id;
+        if meta.schemas.is_empty() || meta.partition_specs.is_empty() || meta.sort_orders.is_empty()
+        {
+            return Err(UpdateError::Invalid(format!(
+                "snapshot {id}: a snapshot cannot be added before the table has a schema, a partition spec and a sort order"
+            )));
+        }
+        if meta.snapshot(id).is_some() {
+            return Err(UpdateError::SnapshotExists(id));
+        }
+        if let Some(parent) = snapshot.parent_snapshot_id
+            && meta.snapshot(parent).is_none()
+        {
+            return Err(UpdateError::Invalid(format!(
+                "snapshot {id}: parent snapshot {parent} does not exist"
+            )));
+        }
+        if meta.format_version == 1 && snapshot.sequence_number != 0 {
+            return Err(UpdateError::Invalid(format!(
+                "snapshot {id}: format version 1 has no sequence numbers (got {})",
+                snapshot.sequence_number
+            )));
         }
         if meta.format_version >= 2
             && snapshot.sequence_number <= meta.last_sequence_number
@@ -507,7 +699,9 @@ impl MetadataBuilder {
             }
             meta.next_row_id = Some(next + snapshot.added_rows.unwrap_or(0));
         }
-        meta.last_sequence_number = meta.last_sequence_number.max(snapshot.sequence_number);
+        // As the reference implementation: the new snapshot's number becomes the last one, so
+        // a parentless snapshot numbered below the others leaves metadata `validate` refuses.
+        meta.last_sequence_number = snapshot.sequence_number;
         meta.snapshots.push(snapshot.clone());
         self.added_snapshots.insert(snapshot.snapshot_id);
         Ok(())
@@ -523,6 +717,52 @@ pub fn canonical_location(location: &str) -> String {
         Some(path) if !path.starts_with('/') => format!("file:///{path}"),
         _ => location.to_owned(),
     }
+}
+
+/// Table properties the reference implementation derives from the metadata and never stores.
+pub const RESERVED_PROPERTIES: &[&str] = &[
+    FORMAT_VERSION_PROPERTY,
+    "uuid",
+    "snapshot-count",
+    "current-snapshot-id",
+    "current-snapshot-summary",
+    "current-snapshot-timestamp-ms",
+    "current-schema",
+    "default-partition-spec",
+    "default-sort-order",
+];
+
+/// The retention settings a ref may carry, as the reference implementation's `SnapshotRef`.
+fn check_ref(
+    name: &str,
+    kind: RefType,
+    min_snapshots_to_keep: Option<i32>,
+    max_snapshot_age_ms: Option<i64>,
+    max_ref_age_ms: Option<i64>,
+) -> Result<(), UpdateError> {
+    let invalid = |why: String| Err(UpdateError::Invalid(format!("ref `{name}`: {why}")));
+    if name.is_empty() {
+        return Err(UpdateError::Invalid("a ref needs a name".to_owned()));
+    }
+    if name == MAIN_BRANCH && kind != RefType::Branch {
+        return invalid(format!("`{MAIN_BRANCH}` must be a branch, not a tag"));
+    }
+    if kind == RefType::Tag && (min_snapshots_to_keep.is_some() || max_snapshot_age_ms.is_some()) {
+        return invalid(
+            "a tag keeps one snapshot: `min-snapshots-to-keep` and `max-snapshot-age-ms` are for branches"
+                .to_owned(),
+        );
+    }
+    if let Some(n) = min_snapshots_to_keep.filter(|n| *n <= 0) {
+        return invalid(format!("`min-snapshots-to-keep` must be above 0, not {n}"));
+    }
+    if let Some(ms) = max_snapshot_age_ms.filter(|ms| *ms <= 0) {
+        return invalid(format!("`max-snapshot-age-ms` must be above 0, not {ms}"));
+    }
+    if let Some(ms) = max_ref_age_ms.filter(|ms| *ms <= 0) {
+        return invalid(format!("`max-ref-age-ms` must be above 0, not {ms}"));
+    }
+    Ok(())
 }
 
 fn unknown(kind: &'static str, id: i32) -> UpdateError {

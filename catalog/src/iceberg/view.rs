@@ -150,8 +150,8 @@ impl ViewMetadata {
             .and_then(|v| self.schema(v.schema_id))
     }
 
-    /// Checks that the metadata is whole: a supported format, a location, and a current version
-    /// whose schema exists.
+    /// Checks that the metadata is whole: a supported format, a location, valid schemas with
+    /// unique ids, versions with unique ids whose schemas exist, and a current version.
     pub fn validate(&self) -> Result<(), String> {
         if self.format_version != VIEW_FORMAT_VERSION {
             return Err(format!(
@@ -161,6 +161,28 @@ impl ViewMetadata {
         }
         if self.location.is_empty() {
             return Err("the view has no location".to_owned());
+        }
+        let mut schema_ids = BTreeSet::new();
+        for schema in &self.schemas {
+            if !schema_ids.insert(schema.schema_id) {
+                return Err(format!("schema id {} is used twice", schema.schema_id));
+            }
+            schema.check()?;
+        }
+        let mut version_ids = BTreeSet::new();
+        for version in &self.versions {
+            if !version_ids.insert(version.version_id) {
+                return Err(format!(
+                    "view version id {} is used twice",
+                    version.version_id
+                ));
+            }
+            if !schema_ids.contains(&version.schema_id) {
+                return Err(format!(
+                    "view version {}: schema {} is not among the view's schemas",
+                    version.version_id, version.schema_id
+                ));
+            }
         }
         let Some(version) = self.current_version() else {
             return Err(format!(
@@ -262,7 +284,8 @@ pub enum ViewUpdateError {
     EmptyLocation,
     #[error("`{VERSION_HISTORY_SIZE}` must be a positive integer, not `{0}`")]
     HistorySize(String),
-    #[error("the metadata the updates produce is not valid: {0}")]
+    /// What the updates ask for breaks a rule of the spec; the message names the field.
+    #[error("{0}")]
     Invalid(String),
 }
 
@@ -338,7 +361,7 @@ impl ViewMetadataBuilder {
                     });
                 }
             }
-            ViewUpdate::AddSchema { schema, .. } => self.add_schema(schema),
+            ViewUpdate::AddSchema { schema, .. } => self.add_schema(schema)?,
             ViewUpdate::SetLocation { location } => {
                 let location = location.trim_end_matches('/');
                 if location.is_empty() {
@@ -363,7 +386,9 @@ impl ViewMetadataBuilder {
         Ok(())
     }
 
-    fn add_schema(&mut self, schema: &Schema) {
+    fn add_schema(&mut self, schema: &Schema) -> Result<(), ViewUpdateError> {
+        // Views take every type of the spec: they have no format version of tables to keep.
+        schema.check().map_err(ViewUpdateError::Invalid)?;
         let meta = &mut self.meta;
         let id = match meta.schemas.iter().find(|s| s.same_columns(schema)) {
             Some(existing) => existing.schema_id,
@@ -381,6 +406,7 @@ impl ViewMetadataBuilder {
             }
         };
         self.last_added_schema = Some(id);
+        Ok(())
     }
 
     fn add_version(&mut self, version: &ViewVersion) -> Result<(), ViewUpdateError> {
@@ -395,6 +421,12 @@ impl ViewMetadataBuilder {
                 kind: "schema",
                 id: version.schema_id,
             });
+        }
+        if version.representations.is_empty() {
+            return Err(ViewUpdateError::Invalid(format!(
+                "view version {}: a version needs at least one representation",
+                version.version_id
+            )));
         }
         let mut dialects = BTreeSet::new();
         for representation in &version.representations {
