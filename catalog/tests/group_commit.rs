@@ -5,23 +5,16 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use async_trait::async_trait;
-use bytes::Bytes;
+mod common;
+
+use common::gated::Gated;
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_backend_sqlite::SqliteBackend;
 use pangolin_catalog::{Catalog, CommitMeta, CommitQueues, RefSpec, Store};
-use pangolin_records::{ExpectedVersion, Record, RecordError, RecordKey, RecordPage, RecordStore};
-use pangolin_refs::{
-    LogQuery, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
-    Transaction,
-};
-use pangolin_store::{
-    BackendError, ContentKey, HashPrefix, ObjectCache, ObjectId, ObjectStore, RawObject, RepoId,
-    Timestamp,
-};
-use tokio::sync::Semaphore;
+use pangolin_refs::LogQuery;
+use pangolin_store::{ContentKey, ObjectCache};
 
 fn meta(message: &str) -> CommitMeta {
     CommitMeta {
@@ -37,128 +30,6 @@ fn main_spec() -> RefSpec {
 
 fn key(name: &str) -> ContentKey {
     ContentKey::new([name]).unwrap()
-}
-
-/// A store whose publishes wait for a permit, so a test can hold one while others queue.
-struct Gated {
-    inner: Arc<MemoryBackend>,
-    gate: Semaphore,
-    publishes: AtomicUsize,
-}
-
-impl Gated {
-    fn new(inner: Arc<MemoryBackend>) -> Self {
-        Self {
-            inner,
-            gate: Semaphore::new(0),
-            publishes: AtomicUsize::new(0),
-        }
-    }
-}
-
-#[async_trait]
-impl Publish for Gated {
-    async fn publish(
-        &self,
-        repo: &RepoId,
-        objects: Vec<RawObject>,
-        tx: Transaction,
-    ) -> Result<Vec<RefLogEntry>, TransactError> {
-        self.publishes.fetch_add(1, Ordering::SeqCst);
-        self.gate.acquire().await.unwrap().forget();
-        self.inner.publish(repo, objects, tx).await
-    }
-}
-
-#[async_trait]
-impl RefStore for Gated {
-    async fn get_ref(
-        &self,
-        repo: &RepoId,
-        reference: &Reference,
-    ) -> Result<Option<ObjectId>, BackendError> {
-        self.inner.get_ref(repo, reference).await
-    }
-    async fn list_refs(&self, repo: &RepoId, query: &RefQuery) -> Result<RefPage, BackendError> {
-        self.inner.list_refs(repo, query).await
-    }
-    async fn transact(
-        &self,
-        repo: &RepoId,
-        tx: Transaction,
-    ) -> Result<Vec<RefLogEntry>, TransactError> {
-        self.inner.transact(repo, tx).await
-    }
-    async fn ref_log(
-        &self,
-        repo: &RepoId,
-        reference: &Reference,
-        query: LogQuery,
-    ) -> Result<Vec<RefLogEntry>, BackendError> {
-        self.inner.ref_log(repo, reference, query).await
-    }
-    async fn ref_log_at(
-        &self,
-        repo: &RepoId,
-        reference: &Reference,
-        time: Timestamp,
-    ) -> Result<Option<RefLogEntry>, BackendError> {
-        self.inner.ref_log_at(repo, reference, time).await
-    }
-}
-
-#[async_trait]
-impl ObjectStore for Gated {
-    async fn get(&self, repo: &RepoId, id: &ObjectId) -> Result<Option<RawObject>, BackendError> {
-        self.inner.get(repo, id).await
-    }
-    async fn get_many(
-        &self,
-        repo: &RepoId,
-        ids: &[ObjectId],
-    ) -> Result<Vec<Option<RawObject>>, BackendError> {
-        self.inner.get_many(repo, ids).await
-    }
-    async fn put_many(&self, repo: &RepoId, objects: &[RawObject]) -> Result<(), BackendError> {
-        self.inner.put_many(repo, objects).await
-    }
-    async fn contains(&self, repo: &RepoId, id: &ObjectId) -> Result<bool, BackendError> {
-        self.inner.contains(repo, id).await
-    }
-    async fn find_by_prefix(
-        &self,
-        repo: &RepoId,
-        prefix: &HashPrefix,
-        limit: usize,
-    ) -> Result<Vec<ObjectId>, BackendError> {
-        self.inner.find_by_prefix(repo, prefix, limit).await
-    }
-}
-
-#[async_trait]
-impl RecordStore for Gated {
-    async fn get_record(&self, key: &RecordKey) -> Result<Option<Record>, BackendError> {
-        self.inner.get_record(key).await
-    }
-    async fn put_record(
-        &self,
-        key: &RecordKey,
-        expected: ExpectedVersion,
-        value: Bytes,
-    ) -> Result<u64, RecordError> {
-        self.inner.put_record(key, expected, value).await
-    }
-    async fn delete_record(&self, key: &RecordKey, version: u64) -> Result<(), RecordError> {
-        self.inner.delete_record(key, version).await
-    }
-    async fn list_records(
-        &self,
-        prefix: &str,
-        after: Option<&RecordKey>,
-        limit: usize,
-    ) -> Result<RecordPage, BackendError> {
-        self.inner.list_records(prefix, after, limit).await
-    }
 }
 
 struct Setup {

@@ -1,0 +1,5 @@
+//! Fixtures the catalog's integration tests share; each test file uses the parts it needs.
+#![allow(dead_code, unreachable_pub, unused_imports, clippy::unwrap_used)]
+
+pub mod gated;
+pub mod lake;
