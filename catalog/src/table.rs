@@ -423,21 +423,51 @@ impl Catalog {
             .await?;
         let dropped = dropped.lock().take();
         if purge && let Some(entry) = dropped {
-            let location = metadata_location(key, Some(&entry)).map_err(CommitError::Rejected)?;
-            let warehouse = self.warehouse().map_err(CommitError::Rejected)?;
-            match warehouse.io.read_metadata(&location).await {
-                Ok(metadata) => {
-                    let deleted = warehouse
-                        .io
-                        .delete_under(&metadata.location)
-                        .await
-                        .map_err(|e| CommitError::Rejected(e.into()))?;
-                    tracing::info!(table = %key, files = deleted, "purged table files");
-                }
-                Err(e) => tracing::warn!(table = %key, error = %e, "purge: cannot read metadata"),
-            }
+            self.purge_dropped(branch, key, &entry, &committed).await?;
         }
         Ok(committed)
+    }
+
+    /// Deletes the files of a table that the drop commit `committed` removed from `branch`,
+    /// after checking again that nothing holds them: a branch or tag created from the old head
+    /// between the first check and the drop still has the table, and its files are its data.
+    /// The drop itself stands either way; files that are still held are kept.
+    async fn purge_dropped(
+        &self,
+        branch: &Reference,
+        key: &ContentKey,
+        entry: &Entry,
+        committed: &Committed,
+    ) -> Result<(), CommitError<TableError>> {
+        let location = metadata_location(key, Some(entry)).map_err(CommitError::Rejected)?;
+        let warehouse = self.warehouse().map_err(CommitError::Rejected)?;
+        let metadata = match warehouse.io.read_metadata(&location).await {
+            Ok(metadata) => metadata,
+            Err(e) => {
+                tracing::warn!(table = %key, error = %e, "purge: cannot read metadata");
+                return Ok(());
+            }
+        };
+        let after = self
+            .odb()
+            .commit(&committed.commit)
+            .await
+            .map_err(|e| CommitError::Rejected(e.into()))?
+            .tree;
+        if let Err(e) = self
+            .ensure_purgeable(branch, &after, key, &metadata.location)
+            .await
+        {
+            tracing::warn!(table = %key, reason = %e, "purge: files kept, the table is still held");
+            return Ok(());
+        }
+        let deleted = warehouse
+            .io
+            .delete_under(&metadata.location)
+            .await
+            .map_err(|e| CommitError::Rejected(e.into()))?;
+        tracing::info!(table = %key, files = deleted, "purged table files");
+        Ok(())
     }
 
     /// Fails unless deleting everything under `location` (table `key` on `branch`, whose tree

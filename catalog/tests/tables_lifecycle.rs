@@ -603,3 +603,57 @@ async fn purge_is_refused_while_another_table_keeps_files_under_the_location() {
         "inner kept"
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_branch_made_while_a_purge_commits_keeps_the_files() {
+    use std::sync::atomic::Ordering;
+
+    use common::gated::Gated;
+
+    let inner = Arc::new(MemoryBackend::new());
+    let lake = lake_over(inner.clone(), tempfile::tempdir().unwrap()).await;
+    let table = create(&lake.catalog, &main(), "db.events").await;
+    let files = count_files(&local(&table.metadata.location));
+    assert!(files > 0);
+    // The purge runs through a store that holds its drop commit at the gate.
+    let gated = Arc::new(Gated::new(inner.clone()));
+    let root = format!("file://{}", lake.root().display());
+    let purging = Catalog::open(
+        gated.clone(),
+        Arc::new(ObjectCache::new(16 << 20)),
+        "acme",
+        "lake",
+    )
+    .unwrap()
+    .with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(100))));
+    let purge = tokio::spawn(async move {
+        purging
+            .drop_table(&main(), &key("db.events"), true, &meta("purge"))
+            .await
+    });
+    while gated.publishes.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    // The purge checked that nothing else holds the table and is about to commit; meanwhile a
+    // branch is made from main, which still has it.
+    new_branch(&lake.catalog, "dev", "main").await;
+    gated.gate.add_permits(1);
+    purge.await.unwrap().unwrap();
+
+    let on_main = lake
+        .catalog
+        .table_exists(&spec("main"), &key("db.events"))
+        .await
+        .unwrap();
+    assert!(!on_main, "the drop landed");
+    let on_dev = lake
+        .catalog
+        .load_table(&spec("dev"), &key("db.events"))
+        .await
+        .unwrap();
+    assert_eq!(
+        count_files(&local(&on_dev.metadata.location)),
+        files,
+        "dev's table keeps its files"
+    );
+}
