@@ -143,12 +143,18 @@ async fn run(app: &TestApp, index: usize, case: &Case) -> Result<(), String> {
         "refused" => {
             let message = answer["error"]["message"].as_str().unwrap_or_default();
             let expected = case.expect.message.as_deref().unwrap_or_default();
-            if status != StatusCode::BAD_REQUEST
-                || answer["error"]["type"] != "BadRequestException"
-                || answer["error"]["code"] != 400
+            let code = case.expect.code.unwrap_or(400);
+            let error_type = case
+                .expect
+                .error_type
+                .as_deref()
+                .unwrap_or("BadRequestException");
+            if status.as_u16() != code
+                || answer["error"]["type"] != error_type
+                || answer["error"]["code"] != code
             {
                 return Err(format!(
-                    "expected a 400 BadRequestException, got {status} {answer}"
+                    "expected a {code} {error_type}, got {status} {answer}"
                 ));
             }
             if !message.contains(expected) {
