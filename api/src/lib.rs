@@ -14,6 +14,7 @@ pub mod json;
 pub mod management;
 pub mod namespaces;
 pub mod security;
+pub mod staged;
 pub mod state;
 pub mod tables;
 pub mod transactions;

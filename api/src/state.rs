@@ -25,6 +25,8 @@ pub struct AppState {
     pub default_catalog: String,
     /// The tenants' catalogs and the warehouses they are bound to.
     pub catalogs: Arc<CatalogDirectory>,
+    /// Staged creates not committed yet, whose metrics reports are taken.
+    pub staged: Arc<crate::staged::StagedTables>,
 }
 
 impl std::fmt::Debug for AppState {

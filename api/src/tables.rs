@@ -138,6 +138,11 @@ pub async fn create(
     if request.stage_create {
         // Nothing is written: the client commits the table later with `assert-create`.
         let metadata = scope.catalog.prepare_table(&branch, &key, table).await?;
+        state.staged.remember(
+            scope.catalog.tenant(),
+            scope.catalog.name(),
+            &key.to_string(),
+        );
         return Ok(Json(LoadResult {
             metadata_location: None,
             metadata: &metadata,
@@ -402,7 +407,14 @@ pub async fn metrics(
             "a metrics report needs a `report-type` (scan-report or commit-report)",
         ));
     };
-    if !scope.catalog.table_exists(&at, &key).await? {
+    let staged = !scope.catalog.table_exists(&at, &key).await?;
+    if staged
+        && !state.staged.contains(
+            scope.catalog.tenant(),
+            scope.catalog.name(),
+            &key.to_string(),
+        )
+    {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "NoSuchTableException",
@@ -410,6 +422,6 @@ pub async fn metrics(
         ));
     }
     let body = Value::Object(report.clone());
-    tracing::info!(table = %key, report_type = kind, report = %body, "metrics report");
+    tracing::info!(table = %key, staged, report_type = kind, report = %body, "metrics report");
     Ok(StatusCode::NO_CONTENT)
 }

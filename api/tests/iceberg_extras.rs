@@ -1,5 +1,5 @@
-//! Multi-table transactions, idempotency keys, load ETags and the credentials route, through
-//! the router as Iceberg clients call them.
+//! Multi-table transactions, idempotency keys, load ETags, the credentials route and metrics of
+//! staged tables, through the router as Iceberg clients call them.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -315,4 +315,31 @@ async fn credentials_are_an_empty_list_when_nothing_is_vended() {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"]["type"], "NoSuchTableException");
+}
+
+#[tokio::test]
+async fn metrics_of_a_staged_table_are_taken_before_it_is_committed() {
+    let (app, _dir) = app().await;
+    let report = json!({"report-type": "commit-report", "table-name": "db.staged",
+        "snapshot-id": 1, "sequence-number": 1, "operation": "append", "metrics": {}});
+    let uri = "/v1/lake/namespaces/db/tables/staged/metrics";
+    let (status, body) = call(&app, Method::POST, uri, Some(report.clone()), &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not staged yet: {body}");
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/v1/lake/namespaces/db/tables",
+        Some(json!({"name": "staged", "stage-create": true,
+            "schema": {"type": "struct", "fields": [
+                {"id": 1, "name": "id", "required": false, "type": "long"}]}})),
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Spark reports a staged table's commit before the table is in the catalog.
+    let (status, body) = call(&app, Method::POST, uri, Some(report.clone()), &[]).await;
+    assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null));
+    let other = "/v1/lake/namespaces/db/tables/other/metrics";
+    let (status, _) = call(&app, Method::POST, other, Some(report), &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "only the staged table");
 }

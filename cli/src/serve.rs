@@ -357,6 +357,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         store,
         cache,
         commits: Default::default(),
+        staged: Default::default(),
         security: Arc::new(security),
         tenant: TENANT.to_owned(),
         default_catalog: settings.default_catalog.clone(),

@@ -49,6 +49,7 @@ impl TestApp {
             cache: cache.clone(),
             tenant: "default".into(),
             commits: Default::default(),
+            staged: Default::default(),
             security: Arc::new(Security::disabled(store.clone(), store.clone())),
             default_catalog: "lake".into(),
             catalogs: Arc::new(CatalogDirectory::new(tenancy)),

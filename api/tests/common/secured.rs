@@ -102,6 +102,7 @@ pub async fn secured(
         store: store.clone(),
         cache,
         commits: Default::default(),
+        staged: Default::default(),
         security: security.clone(),
         tenant: "default".into(),
         default_catalog: "lake".into(),
