@@ -318,6 +318,13 @@ impl Catalog {
             .read_metadata(metadata_location)
             .await
             .map_err(|e| CommitError::Rejected(e.into()))?;
+        // A file the catalog did not write: every schema, spec and order is checked too.
+        metadata.validate_deep().map_err(|reason| {
+            CommitError::Rejected(TableError::Io(IoError::Parse {
+                location: metadata_location.to_owned(),
+                reason,
+            }))
+        })?;
         let location = metadata_location.to_owned();
         let content_id = Arc::new(Mutex::new(ContentId::new_random()));
         let metadata_for_plan = metadata.clone();

@@ -31,16 +31,24 @@ pub use super::sort::SortOrder;
 #[serde(rename_all = "kebab-case", remote = "Self")]
 pub struct TableMetadata {
     pub format_version: u8,
+    #[serde(default = "uuid::Uuid::nil")]
     pub table_uuid: uuid::Uuid,
     pub location: String,
     #[serde(default)]
     pub last_sequence_number: i64,
     pub last_updated_ms: i64,
     pub last_column_id: i32,
+    // The lists and ids below are required from format version 2 on; version 1 files may
+    // leave them out (see `upgrade_v1`), so absence is read as empty or `ABSENT` first.
+    #[serde(default)]
     pub schemas: Vec<Schema>,
+    #[serde(default = "absent")]
     pub current_schema_id: i32,
+    #[serde(default)]
     pub partition_specs: Vec<PartitionSpec>,
+    #[serde(default = "absent")]
     pub default_spec_id: i32,
+    #[serde(default = "absent")]
     pub last_partition_id: i32,
     #[serde(default)]
     pub properties: BTreeMap<String, String>,
@@ -57,7 +65,9 @@ pub struct TableMetadata {
     pub snapshot_log: Vec<SnapshotLogEntry>,
     #[serde(default)]
     pub metadata_log: Vec<MetadataLogEntry>,
+    #[serde(default)]
     pub sort_orders: Vec<SortOrder>,
+    #[serde(default = "absent")]
     pub default_sort_order_id: i32,
     #[serde(default)]
     pub refs: BTreeMap<String, SnapshotRef>,
@@ -433,76 +443,99 @@ impl Serialize for TableMetadata {
 
 impl<'de> Deserialize<'de> for TableMetadata {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut value = Value::deserialize(d)?;
-        upgrade_v1(&mut value).map_err(serde::de::Error::custom)?;
-        let mut meta = TableMetadata::deserialize(value).map_err(serde::de::Error::custom)?;
-        // Specs written before field ids existed number their fields from 1000 on.
-        for spec in &mut meta.partition_specs {
+        let mut meta = TableMetadata::deserialize(d)?;
+        meta.upgrade_v1().map_err(serde::de::Error::custom)?;
+        Ok(meta)
+    }
+}
+
+/// What an id field that the file left out is read as, until `upgrade_v1` fills it or
+/// refuses the file.
+const ABSENT: i32 = i32::MIN;
+
+fn absent() -> i32 {
+    ABSENT
+}
+
+impl TableMetadata {
+    /// Fills what a format version 1 file may leave out, as the reference implementation reads
+    /// it: the list of schemas from `schema`, the specs from `partition-spec`, the unsorted
+    /// order, `last-partition-id` from the specs, a table uuid. Later versions must have them
+    /// all. Specs written before field ids existed number their fields from 1000 on.
+    fn upgrade_v1(&mut self) -> Result<(), String> {
+        let v1 = self.format_version == 1;
+        let required = |field: &str| {
+            if v1 {
+                format!("`{field}` is required (or the version 1 form of it)")
+            } else {
+                format!("`{field}` is required")
+            }
+        };
+        if self.schemas.is_empty() {
+            let schema = match self.extra.get("schema") {
+                Some(schema) if v1 => Schema::from_json(schema)?,
+                _ => return Err(required("schemas")),
+            };
+            self.current_schema_id = schema.schema_id;
+            self.schemas.push(schema);
+        }
+        if self.current_schema_id == ABSENT {
+            return Err(required("current-schema-id"));
+        }
+        if self.partition_specs.is_empty() {
+            let fields = match self.extra.get("partition-spec") {
+                Some(fields) if v1 => serde_json::from_value(fields.clone())
+                    .map_err(|e| format!("`partition-spec`: {e}"))?,
+                _ => return Err(required("partition-specs")),
+            };
+            self.partition_specs
+                .push(PartitionSpec { spec_id: 0, fields });
+            self.default_spec_id = 0;
+        }
+        if self.default_spec_id == ABSENT {
+            return Err(required("default-spec-id"));
+        }
+        for spec in &mut self.partition_specs {
             if spec.fields.iter().all(|f| f.field_id.is_none()) {
                 for (i, field) in spec.fields.iter_mut().enumerate() {
                     field.field_id = Some(PARTITION_DATA_ID_START + i as i32);
                 }
             }
         }
-        Ok(meta)
+        if self.last_partition_id == ABSENT {
+            if !v1 {
+                return Err(required("last-partition-id"));
+            }
+            self.last_partition_id = self
+                .partition_specs
+                .iter()
+                .filter_map(PartitionSpec::highest_field_id)
+                .max()
+                .unwrap_or(PARTITION_DATA_ID_START - 1);
+        }
+        if self.sort_orders.is_empty() {
+            if !v1 {
+                return Err(required("sort-orders"));
+            }
+            self.sort_orders.push(SortOrder::unsorted());
+            self.default_sort_order_id = 0;
+        }
+        if self.default_sort_order_id == ABSENT {
+            return Err(required("default-sort-order-id"));
+        }
+        if self.table_uuid.is_nil() {
+            if !v1 {
+                return Err(required("table-uuid"));
+            }
+            // The reference implementation leaves it unset until the next commit assigns one.
+            self.table_uuid = uuid::Uuid::new_v4();
+        }
+        if v1 {
+            // Version 1 has no sequence numbers; the reference implementation reads them as 0.
+            self.last_sequence_number = 0;
+        }
+        Ok(())
     }
-}
-
-/// Fills what a format version 1 file may leave out, as the reference implementation reads
-/// it: the list of schemas from `schema`, the specs from `partition-spec`, the unsorted order,
-/// `last-partition-id` from the specs, a table uuid. Later versions must have them all.
-fn upgrade_v1(value: &mut Value) -> Result<(), String> {
-    let Value::Object(map) = value else {
-        return Err(format!("table metadata must be an object, not {value}"));
-    };
-    if map.get("format-version").and_then(Value::as_u64) != Some(1) {
-        return Ok(());
-    }
-    if !map.contains_key("schemas") {
-        let schema = map
-            .get("schema")
-            .cloned()
-            .ok_or("`schemas` is required (or `schema` in format version 1)")?;
-        let id = schema.get("schema-id").cloned().unwrap_or(Value::from(0));
-        map.insert("current-schema-id".into(), id);
-        map.insert("schemas".into(), Value::Array(vec![schema]));
-    }
-    if !map.contains_key("partition-specs") {
-        let fields = map
-            .get("partition-spec")
-            .cloned()
-            .ok_or("`partition-specs` is required (or `partition-spec` in format version 1)")?;
-        map.insert(
-            "partition-specs".into(),
-            serde_json::json!([{"spec-id": 0, "fields": fields}]),
-        );
-        map.insert("default-spec-id".into(), 0.into());
-    }
-    if !map.contains_key("last-partition-id") {
-        let highest = map["partition-specs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|spec| spec.get("fields").and_then(Value::as_array))
-            .map(|fields| PARTITION_DATA_ID_START - 1 + fields.len() as i32)
-            .max()
-            .unwrap_or(PARTITION_DATA_ID_START - 1);
-        map.insert("last-partition-id".into(), highest.into());
-    }
-    if !map.contains_key("sort-orders") {
-        map.insert(
-            "sort-orders".into(),
-            serde_json::json!([{"order-id": 0, "fields": []}]),
-        );
-        map.insert("default-sort-order-id".into(), 0.into());
-    }
-    if !map.contains_key("table-uuid") {
-        // The reference implementation leaves it unset until the next commit assigns one.
-        map.insert("table-uuid".into(), uuid::Uuid::new_v4().to_string().into());
-    }
-    // Version 1 has no sequence numbers; the reference implementation reads them as 0.
-    map.insert("last-sequence-number".into(), 0.into());
-    Ok(())
 }
 
 #[cfg(test)]

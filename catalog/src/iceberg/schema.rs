@@ -32,8 +32,7 @@ pub struct IndexedField<'a> {
 
 impl<'de> Deserialize<'de> for Schema {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        Schema::from_json(&value).map_err(serde::de::Error::custom)
+        Schema::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 
@@ -47,15 +46,20 @@ impl Schema {
     /// Parses a schema as the reference implementation does: a struct type, an optional
     /// `schema-id` (0 when absent) and optional `identifier-field-ids`.
     pub fn from_json(value: &Value) -> Result<Self, String> {
-        let Value::Object(map) = value else {
+        Self::from_value(value.clone())
+    }
+
+    /// `from_json`, consuming the JSON (no copies of what it holds).
+    pub fn from_value(value: Value) -> Result<Self, String> {
+        let Value::Object(mut map) = value else {
             return Err(format!("a schema must be an object, not {value}"));
         };
-        match map.get("type") {
+        match map.remove("type") {
             Some(Value::String(t)) if t == "struct" => {}
             Some(other) => return Err(format!("schema: `type` must be \"struct\", not {other}")),
             None => return Err("schema: `type` is required (\"struct\")".to_owned()),
         }
-        let schema_id = match map.get("schema-id") {
+        let schema_id = match map.remove("schema-id") {
             None | Some(Value::Null) => 0,
             Some(v) => v
                 .as_i64()
@@ -63,7 +67,7 @@ impl Schema {
                 .ok_or_else(|| format!("schema: `schema-id` must be an integer, not {v}"))?,
         };
         let identifier_field_ids =
-            match map.get("identifier-field-ids") {
+            match map.remove("identifier-field-ids") {
                 None | Some(Value::Null) => None,
                 Some(Value::Array(ids)) => Some(
                     ids.iter()
@@ -80,10 +84,7 @@ impl Schema {
                     ));
                 }
             };
-        let mut body = map.clone();
-        body.remove("schema-id");
-        body.remove("identifier-field-ids");
-        let fields = StructType::from_json(&body, "")?;
+        let fields = StructType::from_json(map, "")?;
         Ok(Self {
             schema_id,
             identifier_field_ids,

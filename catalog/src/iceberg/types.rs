@@ -277,13 +277,15 @@ fn join(path: &str, name: &str) -> String {
     }
 }
 
-fn take<'a>(map: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a Value, String> {
-    map.get(key)
+/// Takes a required key out of a field's map (parsing consumes the JSON it reads, so what is
+/// left is exactly the keys the spec does not define, carried through without copies).
+fn take(map: &mut Map<String, Value>, key: &str, path: &str) -> Result<Value, String> {
+    map.remove(key)
         .filter(|v| !v.is_null())
         .ok_or_else(|| format!("{}: `{key}` is required", at(path)))
 }
 
-fn take_id(map: &Map<String, Value>, key: &str, path: &str) -> Result<i32, String> {
+fn take_id(map: &mut Map<String, Value>, key: &str, path: &str) -> Result<i32, String> {
     let value = take(map, key, path)?;
     value
         .as_i64()
@@ -291,37 +293,41 @@ fn take_id(map: &Map<String, Value>, key: &str, path: &str) -> Result<i32, Strin
         .ok_or_else(|| format!("{}: `{key}` must be an integer id, not {value}", at(path)))
 }
 
-fn take_bool(map: &Map<String, Value>, key: &str, path: &str) -> Result<bool, String> {
+fn take_bool(map: &mut Map<String, Value>, key: &str, path: &str) -> Result<bool, String> {
     let value = take(map, key, path)?;
     value
         .as_bool()
         .ok_or_else(|| format!("{}: `{key}` must be true or false, not {value}", at(path)))
 }
 
-fn rest(map: &Map<String, Value>, known: &[&str]) -> Map<String, Value> {
-    map.iter()
-        .filter(|(k, _)| !known.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 impl Type {
     /// Parses a type at `path` (dotted names of the fields above it).
-    pub fn from_json(value: &Value, path: &str) -> Result<Self, String> {
+    pub fn from_json(value: Value, path: &str) -> Result<Self, String> {
         match value {
-            Value::String(name) => PrimitiveType::parse(name)
+            Value::String(name) => PrimitiveType::parse(&name)
                 .map(Self::Primitive)
                 .map_err(|e| format!("{}: {e}", at(path))),
-            Value::Object(map) => match map.get("type").and_then(Value::as_str) {
-                Some("struct") => StructType::from_json(map, path).map(Self::Struct),
-                Some("list") => ListType::from_json(map, path).map(Self::List),
-                Some("map") => MapType::from_json(map, path).map(Self::Map),
-                Some(other) => Err(format!(
-                    "{}: `{other}` is not a nested type (struct, list or map)",
-                    at(path)
-                )),
-                None => Err(format!("{}: a nested type needs `type`", at(path))),
-            },
+            Value::Object(mut map) => {
+                let kind = match map.remove("type") {
+                    Some(Value::String(kind)) => kind,
+                    Some(other) => {
+                        return Err(format!(
+                            "{}: `type` of a nested type must be a string, not {other}",
+                            at(path)
+                        ));
+                    }
+                    None => return Err(format!("{}: a nested type needs `type`", at(path))),
+                };
+                match kind.as_str() {
+                    "struct" => StructType::from_json(map, path).map(Self::Struct),
+                    "list" => ListType::from_json(map, path).map(Self::List),
+                    "map" => MapType::from_json(map, path).map(Self::Map),
+                    other => Err(format!(
+                        "{}: `{other}` is not a nested type (struct, list or map)",
+                        at(path)
+                    )),
+                }
+            }
             other => Err(format!(
                 "{}: a type is a name or an object, not {other}",
                 at(path)
@@ -358,20 +364,17 @@ impl Type {
 }
 
 impl StructType {
-    pub fn from_json(map: &Map<String, Value>, path: &str) -> Result<Self, String> {
-        let fields = take(map, "fields", path)?;
-        let Value::Array(items) = fields else {
+    /// Parses a struct from its map, `type` already taken out.
+    pub fn from_json(mut map: Map<String, Value>, path: &str) -> Result<Self, String> {
+        let Value::Array(items) = take(&mut map, "fields", path)? else {
             return Err(format!("{}: `fields` must be a list", at(path)));
         };
         let fields = items
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(i, item)| NestedField::from_json(item, path, i))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self {
-            fields,
-            extra: rest(map, &["type", "fields"]),
-        })
+        Ok(Self { fields, extra: map })
     }
 
     pub fn to_json(&self) -> Map<String, Value> {
@@ -387,15 +390,15 @@ impl StructType {
 }
 
 impl NestedField {
-    fn from_json(value: &Value, parent: &str, index: usize) -> Result<Self, String> {
-        let Value::Object(map) = value else {
+    fn from_json(value: Value, parent: &str, index: usize) -> Result<Self, String> {
+        let Value::Object(mut map) = value else {
             return Err(format!(
                 "{}: field {index} must be an object, not {value}",
                 at(parent)
             ));
         };
-        let name = match map.get("name") {
-            Some(Value::String(name)) => name.clone(),
+        let name = match map.remove("name") {
+            Some(Value::String(name)) => name,
             Some(other) => {
                 return Err(format!(
                     "{}: field {index} has a `name` that is not a string: {other}",
@@ -405,12 +408,12 @@ impl NestedField {
             None => return Err(format!("{}: field {index} has no `name`", at(parent))),
         };
         let path = join(parent, &name);
-        let id = take_id(map, "id", &path)?;
-        let required = take_bool(map, "required", &path)?;
-        let field_type = Type::from_json(take(map, "type", &path)?, &path)?;
-        let doc = match map.get("doc") {
+        let id = take_id(&mut map, "id", &path)?;
+        let required = take_bool(&mut map, "required", &path)?;
+        let field_type = Type::from_json(take(&mut map, "type", &path)?, &path)?;
+        let doc = match map.remove("doc") {
             None | Some(Value::Null) => None,
-            Some(Value::String(doc)) => Some(doc.clone()),
+            Some(Value::String(doc)) => Some(doc),
             Some(other) => {
                 return Err(format!(
                     "{}: `doc` must be a string, not {other}",
@@ -418,27 +421,17 @@ impl NestedField {
                 ));
             }
         };
-        let default = |key: &str| map.get(key).filter(|v| !v.is_null()).cloned();
+        let initial_default = map.remove("initial-default").filter(|v| !v.is_null());
+        let write_default = map.remove("write-default").filter(|v| !v.is_null());
         Ok(Self {
             id,
             name,
             required,
             field_type,
             doc,
-            initial_default: default("initial-default"),
-            write_default: default("write-default"),
-            extra: rest(
-                map,
-                &[
-                    "id",
-                    "name",
-                    "required",
-                    "type",
-                    "doc",
-                    "initial-default",
-                    "write-default",
-                ],
-            ),
+            initial_default,
+            write_default,
+            extra: map,
         })
     }
 
@@ -463,45 +456,37 @@ impl NestedField {
 }
 
 impl ListType {
-    fn from_json(map: &Map<String, Value>, path: &str) -> Result<Self, String> {
-        let element_path = join(path, "element");
+    fn from_json(mut map: Map<String, Value>, path: &str) -> Result<Self, String> {
+        let element_id = take_id(&mut map, "element-id", path)?;
+        let element_required = take_bool(&mut map, "element-required", path)?;
+        let element = Type::from_json(take(&mut map, "element", path)?, &join(path, "element"))?;
         Ok(Self {
-            element_id: take_id(map, "element-id", path)?,
-            element_required: take_bool(map, "element-required", path)?,
-            element: Box::new(Type::from_json(take(map, "element", path)?, &element_path)?),
-            extra: rest(map, &["type", "element-id", "element", "element-required"]),
+            element_id,
+            element_required,
+            element: Box::new(element),
+            extra: map,
         })
     }
 }
 
 impl MapType {
-    fn from_json(map: &Map<String, Value>, path: &str) -> Result<Self, String> {
-        if let Some(Value::Bool(false)) = map.get("key-required") {
+    fn from_json(mut map: Map<String, Value>, path: &str) -> Result<Self, String> {
+        // Keys are required whatever a file says; `key-required` is not carried.
+        if let Some(Value::Bool(false)) = map.remove("key-required") {
             return Err(format!("{}: map keys are always required", at(path)));
         }
+        let key_id = take_id(&mut map, "key-id", path)?;
+        let key = Type::from_json(take(&mut map, "key", path)?, &join(path, "key"))?;
+        let value_id = take_id(&mut map, "value-id", path)?;
+        let value_required = take_bool(&mut map, "value-required", path)?;
+        let value = Type::from_json(take(&mut map, "value", path)?, &join(path, "value"))?;
         Ok(Self {
-            key_id: take_id(map, "key-id", path)?,
-            key: Box::new(Type::from_json(
-                take(map, "key", path)?,
-                &join(path, "key"),
-            )?),
-            value_id: take_id(map, "value-id", path)?,
-            value_required: take_bool(map, "value-required", path)?,
-            value: Box::new(Type::from_json(
-                take(map, "value", path)?,
-                &join(path, "value"),
-            )?),
-            extra: rest(
-                map,
-                &[
-                    "type",
-                    "key-id",
-                    "key",
-                    "value-id",
-                    "value",
-                    "value-required",
-                ],
-            ),
+            key_id,
+            key: Box::new(key),
+            value_id,
+            value_required,
+            value: Box::new(value),
+            extra: map,
         })
     }
 }
@@ -541,7 +526,7 @@ mod tests {
             "value": {"type": "list", "element-id": 6, "element": "int", "element-required": true},
             "value-required": false, "x-vendor": 1
         });
-        let parsed = Type::from_json(&json, "m").unwrap();
+        let parsed = Type::from_json(json.clone(), "m").unwrap();
         assert_eq!(parsed.to_json(), json);
     }
 
@@ -550,7 +535,7 @@ mod tests {
         let json = serde_json::json!({"type": "struct", "fields": [
             {"id": 1, "name": "a", "required": true, "type": {"type": "struct", "fields": [
                 {"id": 2, "name": "b", "required": true, "type": "foo"}]}}]});
-        let error = Type::from_json(&json, "").unwrap_err();
+        let error = Type::from_json(json, "").unwrap_err();
         assert!(
             error.contains("`a.b`") && error.contains("`foo`"),
             "{error}"
