@@ -2,7 +2,8 @@
 //! health and readiness.
 //!
 //! Handlers are thin: they parse, call the catalog, and map every error explicitly to the
-//! Iceberg error model ([`error`]). Only this crate knows HTTP.
+//! Iceberg error model ([`error`]). The web UI ([`ui`]) renders the same handlers' answers as
+//! pages. Only this crate knows HTTP.
 
 pub mod address;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod staged;
 pub mod state;
 pub mod tables;
 pub mod transactions;
+pub mod ui;
 pub mod views;
 
 use std::time::Duration;
@@ -108,6 +110,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(iceberg)
         .merge(management::routes())
+        .merge(ui::routes())
         .route("/v1/oauth/tokens", post(security::login::oauth_token))
         .route("/api/v1/login", post(security::login::login))
         .route("/api/v1/token/refresh", post(security::login::refresh))

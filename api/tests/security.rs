@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use common::secured::{PASSWORD, ROOT_PASSWORD, root_principal, secured, send_as, sign_in};
-use common::send;
+use common::{send, send_form};
 use pangolin_api::security::Security;
 use pangolin_api::security::routes::{Need, ROUTES};
 use pangolin_backend_memory::MemoryBackend;
@@ -88,6 +88,18 @@ async fn as_(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
+    // The UI's forms post their fields form-encoded.
+    if let (true, Some(Value::Object(fields))) = (uri.starts_with("/ui/"), &body) {
+        let form: String = fields
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("&");
+        let auth = format!("Bearer {token}");
+        let (status, _, value) =
+            send_form(&env.app, method, uri, &form, &[("authorization", &auth)]).await;
+        return (status, value);
+    }
     send_as(
         &env.app,
         token,
@@ -173,8 +185,17 @@ async fn every_served_route_declares_what_it_needs() {
             route.method,
             route.path
         );
-        // Signed out, only public routes do anything.
-        if route.need != Need::Public {
+        // Signed out, only public routes do anything; the UI's pages send the browser to the
+        // sign-in page instead.
+        if route.need != Need::Public && route.path.starts_with("/ui") {
+            assert_eq!(
+                status,
+                StatusCode::SEE_OTHER,
+                "{} {}: {body}",
+                route.method,
+                route.path
+            );
+        } else if route.need != Need::Public {
             assert_eq!(
                 status,
                 StatusCode::UNAUTHORIZED,
@@ -1069,6 +1090,78 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             ROOT,
         ),
         case("POST", "/api/v1/logout", "/api/v1/logout", None, ALL),
+        // The web UI: each page as its API route.
+        case("GET", "/ui", "/ui", None, ALL),
+        case(
+            "POST",
+            "/ui/logout",
+            "/ui/logout",
+            Some(json!({"csrf": ""})),
+            ALL,
+        ),
+        case(
+            "POST",
+            "/ui/catalogs/{catalog}/refs",
+            "/ui/catalogs/lake/refs",
+            Some(json!({"name": "from_ui", "from": "main"})),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/ui/catalogs/{catalog}/refs/{name}/delete",
+            "/ui/catalogs/lake/refs/scratch3/delete",
+            Some(json!({})),
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/ui/catalogs/{catalog}",
+            "/ui/catalogs/lake",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/ui/catalogs/{catalog}/log",
+            "/ui/catalogs/lake/log",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/ui/catalogs/{catalog}/commits/{reference}",
+            "/ui/catalogs/lake/commits/main",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/ui/catalogs/{catalog}/entries",
+            "/ui/catalogs/lake/entries",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
+            "/ui/catalogs/{catalog}/compare",
+            "/ui/catalogs/lake/compare?source=dev&target=main",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            "/ui/catalogs/{catalog}/merge",
+            "/ui/catalogs/lake/merge",
+            Some(json!({"source": "scratch", "target": "main"})),
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/ui/catalogs/{catalog}/table",
+            "/ui/catalogs/lake/table?ref=main&key=db%1Ft",
+            None,
+            READERS,
+        ),
     ]
 }
 
@@ -1130,7 +1223,7 @@ async fn every_role_against_every_route() {
         view_location = body["metadata-location"].as_str().unwrap().to_owned();
         markers.push(view_location.clone());
     }
-    for branch in ["dev", "scratch", "scratch2"] {
+    for branch in ["dev", "scratch", "scratch2", "scratch3"] {
         let (status, _) = as_(
             &env,
             &admin,

@@ -52,6 +52,13 @@ pub struct LogParams {
     page_size: Option<usize>,
 }
 
+impl LogParams {
+    /// The reference asked for, if any.
+    pub fn reference(&self) -> Option<&str> {
+        self.reference.as_deref().filter(|r| !r.is_empty())
+    }
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LogView {
     pub commits: Vec<CommitView>,
@@ -270,6 +277,13 @@ pub struct EntriesParams {
     page_token: Option<String>,
     #[serde(rename = "pageSize")]
     page_size: Option<usize>,
+}
+
+impl EntriesParams {
+    /// The reference asked for, if any.
+    pub fn reference(&self) -> Option<&str> {
+        self.reference.as_deref().filter(|r| !r.is_empty())
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -130,7 +130,7 @@ fn admin_routes() -> Router<AppState> {
 }
 
 /// The catalog `name`, which must exist.
-async fn open(state: &AppState, name: &str) -> Result<Catalog, ApiError> {
+pub(crate) async fn open(state: &AppState, name: &str) -> Result<Catalog, ApiError> {
     let scope = state.scope(name).await?;
     if name.contains('@') || !scope.catalog.exists().await? {
         return Err(ApiError::new(
@@ -158,7 +158,7 @@ async fn authorize(
     .await
 }
 
-fn parse_spec(field: &str, value: &str) -> Result<RefSpec, ApiError> {
+pub(crate) fn parse_spec(field: &str, value: &str) -> Result<RefSpec, ApiError> {
     RefSpec::parse(value).map_err(|e| ApiError::bad_request(format!("invalid {field}: {e}")))
 }
 
@@ -174,7 +174,7 @@ async fn parse_hash(catalog: &Catalog, field: &str, value: &str) -> Result<Objec
 }
 
 /// A key in a query string: levels joined by the unit separator.
-fn parse_key(field: &str, value: &str) -> Result<ContentKey, ApiError> {
+pub(crate) fn parse_key(field: &str, value: &str) -> Result<ContentKey, ApiError> {
     ContentKey::new(value.split('\u{1f}'))
         .map_err(|e| ApiError::bad_request(format!("invalid {field}: {e}")))
 }

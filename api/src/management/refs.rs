@@ -316,6 +316,15 @@ pub struct DeleteParams {
     expected_hash: Option<String>,
 }
 
+impl DeleteParams {
+    /// A delete that expects the ref at `hash` (any hash when `None`).
+    pub fn expecting(hash: Option<String>) -> Self {
+        Self {
+            expected_hash: hash,
+        }
+    }
+}
+
 /// Deletes a branch or tag. The default branch cannot be deleted.
 #[utoipa::path(delete, path = "/api/v1/catalogs/{catalog}/refs/{name}", tag = "refs",
     params(("catalog" = String, Path), ("name" = String, Path), DeleteParams),

@@ -33,6 +33,12 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
     if route.need == Need::Public {
         return next.run(Request::from_parts(parts, body)).await;
     }
+    // A browser on the UI carries its session in a cookie (the UI's own routes only: the API
+    // takes credentials from the Authorization header alone).
+    let ui = route.path.starts_with("/ui");
+    if ui {
+        crate::ui::session::bearer_from_cookie(&mut parts.headers);
+    }
     let caller = match authenticate(&state, &parts.headers).await {
         Ok(caller) => caller,
         Err(refusal) => {
@@ -49,6 +55,10 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
                 },
             )
             .await;
+            if ui {
+                let wanted = parts.uri.path_and_query().map_or("/ui", |p| p.as_str());
+                return crate::ui::session::sign_in_first(wanted);
+            }
             return ([(header::WWW_AUTHENTICATE, "Bearer")], refusal.error).into_response();
         }
     };
@@ -92,6 +102,9 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
         _ => Ok(()),
     };
     if let Err(error) = allowed {
+        if ui {
+            return crate::ui::error_page(&error);
+        }
         return error.into_response();
     }
     let mutation = !matches!(parts.method, Method::GET | Method::HEAD);

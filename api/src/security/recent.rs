@@ -69,6 +69,7 @@ impl Recent {
     pub fn invalidated_by(action: &str) -> bool {
         [
             "auth.logout",
+            "ui.logout",
             "user.",
             "service-user.",
             "api-key.",
@@ -89,6 +90,7 @@ mod tests {
     fn changes_to_people_keys_tokens_and_roles_drop_everything() {
         for action in [
             "auth.logout",
+            "ui.logout",
             "user.reset-password",
             "api-key.revoke",
             "role.bind",

@@ -228,6 +228,62 @@ pub static ROUTES: &[Route] = &[
     route("POST", "/api/v1/logout", "auth.logout", SignedIn),
     route("GET", "/api/v1/whoami", "auth.whoami", SignedIn),
     route("GET", "/api/v1/catalogs", "catalog.list", SignedIn),
+    // The web UI: each page needs what the API route it renders needs.
+    route("GET", "/ui", "ui.catalogs", SignedIn),
+    route("GET", "/ui/style.css", "ui.style", Public),
+    route("GET", "/ui/login", "ui.login-form", Public),
+    // The API's sign-in underneath audits every attempt.
+    route("POST", "/ui/login", "ui.login", Public),
+    route("POST", "/ui/logout", "ui.logout", SignedIn),
+    route(
+        "GET",
+        "/ui/catalogs/{catalog}",
+        "ui.refs",
+        Path(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/ui/catalogs/{catalog}/refs",
+        "ui.ref-create",
+        Handler,
+    ),
+    route(
+        "POST",
+        "/ui/catalogs/{catalog}/refs/{name}/delete",
+        "ui.ref-delete",
+        Path(ManageRefs, Catalog),
+    ),
+    route(
+        "GET",
+        "/ui/catalogs/{catalog}/log",
+        "ui.log",
+        Path(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/ui/catalogs/{catalog}/commits/{reference}",
+        "ui.commit",
+        Path(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/ui/catalogs/{catalog}/entries",
+        "ui.entries",
+        Path(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/ui/catalogs/{catalog}/table",
+        "ui.table",
+        Path(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/ui/catalogs/{catalog}/compare",
+        "ui.compare",
+        Path(Read, Catalog),
+    ),
+    route("POST", "/ui/catalogs/{catalog}/merge", "ui.merge", Handler),
     route(
         "POST",
         "/api/v1/catalogs",

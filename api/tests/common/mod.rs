@@ -131,6 +131,35 @@ pub async fn send(
     (status, headers, value)
 }
 
+/// Sends a form-encoded body (as a browser posts a form) with `headers` besides.
+pub async fn send_form(
+    app: &axum::Router,
+    method: Method,
+    uri: &str,
+    form: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, HeaderMap, Value) {
+    let mut request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/x-www-form-urlencoded");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = app
+        .clone()
+        .oneshot(request.body(Body::from(form.to_owned())).unwrap())
+        .await
+        .unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, headers, value)
+}
+
 /// [`send`] with a JSON body and no extra headers, for the status and body.
 pub async fn call(
     app: &axum::Router,
