@@ -1150,6 +1150,13 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
         ),
         case(
             "POST",
+            "/ui/catalogs/{catalog}/pick",
+            "/ui/catalogs/lake/pick",
+            Some(json!({"action": "revert", "commit": "main", "branch": "main"})),
+            ADMINS,
+        ),
+        case(
+            "POST",
             "/ui/catalogs/{catalog}/merge",
             "/ui/catalogs/lake/merge",
             Some(json!({"source": "scratch", "target": "main"})),

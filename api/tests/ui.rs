@@ -542,3 +542,98 @@ async fn a_branch_is_compared_merged_and_its_conflicts_resolved_in_the_ui() {
     .await;
     assert_eq!(loaded["metadata"]["properties"]["owner"], "dev-team-2");
 }
+
+#[tokio::test]
+async fn the_log_filters_by_table_and_a_commit_is_reverted_or_picked_from_its_page() {
+    let env = TestApp::new().await;
+    let app = &env.app;
+    for ns in ["sales", "hr"] {
+        post_json(app, "/v1/lake/namespaces", json!({"namespace": [ns]})).await;
+    }
+    let schema = json!({"type": "struct", "fields": [
+        {"id": 1, "name": "id", "required": true, "type": "long"}]});
+    post_json(
+        app,
+        "/v1/lake/namespaces/sales/tables",
+        json!({"name": "orders", "schema": schema}),
+    )
+    .await;
+    post_json(
+        app,
+        "/v1/lake/namespaces/hr/tables",
+        json!({"name": "people", "schema": schema}),
+    )
+    .await;
+    let log = page(app, "/ui/catalogs/lake/log?ref=main&table=sales.orders").await;
+    assert!(log.contains("create table sales.orders"), "{log}");
+    assert!(
+        !log.contains("hr.people"),
+        "only the table's commits: {log}"
+    );
+    assert!(
+        log.contains("table then"),
+        "each commit links to the table then: {log}"
+    );
+    assert!(
+        log.contains(r#"value="sales.orders""#),
+        "the filter stays in the form"
+    );
+
+    // Revert the commit that made hr.people, from its page.
+    let log = page(app, "/ui/catalogs/lake/log?ref=main&table=hr.people").await;
+    let hash = log
+        .split(r#"href="/ui/catalogs/lake/commits/"#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let commit = page(app, &format!("/ui/catalogs/lake/commits/{hash}")).await;
+    assert!(commit.contains("Revert on the branch"), "{commit}");
+    let (status, headers, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/catalogs/lake/pick",
+        Some(&format!("csrf=&action=revert&commit={hash}&branch=main")),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    assert!(
+        headers[header::LOCATION]
+            .to_str()
+            .unwrap()
+            .contains("/commits/")
+    );
+    let (status, _) = common::call(
+        app,
+        Method::GET,
+        "/v1/lake/namespaces/hr/tables/people",
+        None,
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "the revert dropped the table"
+    );
+    // And pick it back from the commit's page.
+    let (status, _, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/catalogs/lake/pick",
+        Some(&format!(
+            "csrf=&action=cherry-pick&commit={hash}&branch=main"
+        )),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    let (status, _) = common::call(
+        app,
+        Method::GET,
+        "/v1/lake/namespaces/hr/tables/people",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "picked back");
+}

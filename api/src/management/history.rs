@@ -57,6 +57,22 @@ impl LogParams {
     pub fn reference(&self) -> Option<&str> {
         self.reference.as_deref().filter(|r| !r.is_empty())
     }
+
+    /// The filters asked for, as typed: author, since, until, and the key's levels.
+    pub fn filters(&self) -> (&str, &str, &str, Option<&str>) {
+        (
+            self.author.as_deref().unwrap_or(""),
+            self.since.as_deref().unwrap_or(""),
+            self.until.as_deref().unwrap_or(""),
+            self.key.as_deref().filter(|k| !k.is_empty()),
+        )
+    }
+
+    /// The same log, of one key (levels joined by `%1F`).
+    pub fn with_key(mut self, key: String) -> Self {
+        self.key = Some(key);
+        self
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]

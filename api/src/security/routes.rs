@@ -284,6 +284,7 @@ pub static ROUTES: &[Route] = &[
         Path(Read, Catalog),
     ),
     route("POST", "/ui/catalogs/{catalog}/merge", "ui.merge", Handler),
+    route("POST", "/ui/catalogs/{catalog}/pick", "ui.pick", Handler),
     route(
         "POST",
         "/api/v1/catalogs",

@@ -17,12 +17,29 @@ pub async fn log(
     session: Session,
     PathParams(catalog): PathParams<String>,
     QueryParams(params): QueryParams<LogParams>,
+    QueryParams(table): QueryParams<TableFilter>,
     RawQuery(query): RawQuery,
 ) -> PageResult {
     let reference = params
         .reference()
         .unwrap_or(pangolin_catalog::DEFAULT_BRANCH)
         .to_owned();
+    // The form names a table as people write it (`sales.orders`); the API takes its levels.
+    let params = match table
+        .table
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(dotted) if params.filters().3.is_none() => {
+            params.with_key(dotted.split('.').collect::<Vec<_>>().join("\u{1f}"))
+        }
+        _ => params,
+    };
+    let (author, since, until, key) = params.filters();
+    let (author, since, until) = (author.to_owned(), since.to_owned(), until.to_owned());
+    let key = key.map(str::to_owned);
+    let shown_table = key.as_deref().map(|k| k.replace('\u{1f}', "."));
     let log = history::log(
         State(state),
         PathParams(catalog.clone()),
@@ -34,6 +51,18 @@ pub async fn log(
     let base = format!("/ui/catalogs/{}", enc(&catalog));
     let body = html! {
         p { "Commits of " code { (reference) } " in " a href=(base) { (catalog) } ", newest first." }
+        form method="get" action={ (base) "/log" } {
+            input type="hidden" name="ref" value=(reference);
+            label for="table" { "Table (changed by the commit)" }
+            input #table type="text" name="table" value=(shown_table.clone().unwrap_or_default()) placeholder="sales.orders";
+            label for="author" { "Author" }
+            input #author type="text" name="author" value=(author) placeholder="user:acme/ana";
+            label for="since" { "Since (RFC 3339)" }
+            input #since type="text" name="since" value=(since) placeholder="2026-11-30T00:00:00Z";
+            label for="until" { "Until (RFC 3339)" }
+            input #until type="text" name="until" value=(until);
+            p { button type="submit" { "Filter" } }
+        }
         @if log.commits.is_empty() {
             p.empty { "No commit matches." }
         } @else {
@@ -42,7 +71,7 @@ pub async fn log(
                     th scope="col" { "Commit" } th scope="col" { "Message" }
                     th scope="col" { "Author" } th scope="col" { "When" }
                 } }
-                tbody { @for commit in &log.commits { (commit_row(&base, commit)) } }
+                tbody { @for commit in &log.commits { (commit_row(&base, commit, key.as_deref())) } }
             }
             (pager(&format!("{base}/log"), query.as_deref(), log.next_page_token.as_deref()))
         }
@@ -54,10 +83,22 @@ pub async fn log(
     ))
 }
 
-fn commit_row(base: &str, commit: &CommitView) -> Markup {
+/// The UI's own filter: a table named with dots.
+#[derive(Debug, serde::Deserialize)]
+pub struct TableFilter {
+    table: Option<String>,
+}
+
+/// One commit of the log; with a table filter, a link to that table as the commit left it.
+fn commit_row(base: &str, commit: &CommitView, key: Option<&str>) -> Markup {
     html! {
         tr {
-            td { a.hash href={ (base) "/commits/" (commit.hash) } { (short(&commit.hash)) } }
+            td {
+                a.hash href={ (base) "/commits/" (commit.hash) } { (short(&commit.hash)) }
+                @if let Some(key) = key {
+                    " " a href={ (base) "/table?ref=" (commit.hash) "&key=" (enc(key)) } { "table then" }
+                }
+            }
             td {
                 (commit.message)
                 @if let Some(merged) = commit.parents.get(1) {
@@ -90,6 +131,7 @@ pub async fn commit(
     .0;
     let base = format!("/ui/catalogs/{}", enc(&catalog));
     let commit = &detail.commit;
+    let chrome = Chrome::of(&session);
     let body = html! {
         table {
             tbody {
@@ -131,9 +173,10 @@ pub async fn commit(
             }
             (pager(&format!("{base}/commits/{}", enc(&reference)), query.as_deref(), detail.next_page_token.as_deref()))
         }
+        (super::merge::pick_forms(&chrome, &catalog, &commit.hash))
     };
     Ok(page(
-        &Chrome::of(&session),
+        &chrome,
         &format!("Commit {}", short(&commit.hash)),
         body,
     ))

@@ -219,3 +219,100 @@ pub async fn merge(
         Err(error) => error_page(&error),
     }
 }
+
+#[derive(Debug, Deserialize)]
+pub struct PickForm {
+    #[serde(default)]
+    csrf: String,
+    /// `cherry-pick` or `revert`.
+    action: String,
+    commit: String,
+    /// The branch to apply it to.
+    branch: String,
+}
+
+/// `POST /ui/catalogs/{catalog}/pick`: cherry-picks a commit onto a branch, or reverts it on
+/// one, through the API's handlers; then the new commit's page, or the conflicts (nothing
+/// changed: settle them from the command line or the API, which take resolutions).
+pub async fn pick(
+    State(state): State<AppState>,
+    session: Session,
+    PathParams(catalog): PathParams<String>,
+    Form(form): Form<PickForm>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let branch = Some(form.branch.trim().to_owned()).filter(|b| !b.is_empty());
+    let outcome = match form.action.as_str() {
+        "cherry-pick" => {
+            let request = merge::CherryPickRequest {
+                commits: vec![form.commit.clone()],
+                onto: branch,
+                expected_target_head: None,
+                dry_run: false,
+                squash: false,
+                strategy: None,
+                resolutions: Vec::new(),
+                message: None,
+            };
+            merge::cherry_pick(State(state), PathParams(catalog.clone()), JsonBody(request)).await
+        }
+        "revert" => {
+            let request = merge::RevertRequest {
+                commit: form.commit.clone(),
+                on: branch,
+                expected_target_head: None,
+                dry_run: false,
+                strategy: None,
+                resolutions: Vec::new(),
+                message: None,
+            };
+            merge::revert(State(state), PathParams(catalog.clone()), JsonBody(request)).await
+        }
+        other => {
+            return error_page(&crate::error::ApiError::bad_request(format!(
+                "`{other}` is neither `cherry-pick` nor `revert`"
+            )));
+        }
+    };
+    match outcome {
+        Ok((StatusCode::CONFLICT, result)) => {
+            let chrome = Chrome::of(&session);
+            let body = html! {
+                div.error role="alert" {
+                    p { "It conflicts with " (result.0.conflicts.len()) " changed entries: nothing was changed." }
+                }
+                ul { @for conflict in &result.0.conflicts { li { code { (conflict.key.join(".")) } " " span.badge { (conflict.kind) } } } }
+            };
+            (StatusCode::CONFLICT, page(&chrome, "Not applied", body)).into_response()
+        }
+        Ok((_, result)) => {
+            let head = result
+                .0
+                .target_head
+                .clone()
+                .unwrap_or(result.0.previous_head.clone());
+            Redirect::to(&format!("/ui/catalogs/{}/commits/{head}", enc(&catalog))).into_response()
+        }
+        Err(error) => error_page(&error),
+    }
+}
+
+/// The cherry-pick and revert forms of a commit's page.
+pub fn pick_forms(chrome: &Chrome, catalog: &str, commit: &str) -> Markup {
+    html! {
+        h2 { "Apply this commit elsewhere" }
+        form method="post" action={ "/ui/catalogs/" (enc(catalog)) "/pick" } {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            input type="hidden" name="commit" value=(commit);
+            label for="branch" { "Branch" }
+            input #branch type="text" name="branch" value=(pangolin_catalog::DEFAULT_BRANCH) required;
+            p {
+                button type="submit" name="action" value="cherry-pick" { "Cherry-pick onto the branch" }
+                " "
+                button type="submit" name="action" value="revert" { "Revert on the branch" }
+            }
+        }
+    }
+}

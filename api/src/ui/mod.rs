@@ -47,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/catalogs/{catalog}/table", get(table::table))
         .route("/ui/catalogs/{catalog}/compare", get(merge::compare))
         .route("/ui/catalogs/{catalog}/merge", post(merge::merge))
+        .route("/ui/catalogs/{catalog}/pick", post(merge::pick))
 }
 
 async fn style() -> Response {
