@@ -1092,6 +1092,8 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
         case("POST", "/api/v1/logout", "/api/v1/logout", None, ALL),
         // The web UI: each page as its API route.
         case("GET", "/ui", "/ui", None, ALL),
+        case("GET", "/ui/audit", "/ui/audit", None, ADMINS),
+        case("GET", "/ui/audit/verify", "/ui/audit/verify", None, ROOT),
         case(
             "POST",
             "/ui/logout",

@@ -637,3 +637,52 @@ async fn the_log_filters_by_table_and_a_commit_is_reverted_or_picked_from_its_pa
     .await;
     assert_eq!(status, StatusCode::OK, "picked back");
 }
+
+#[tokio::test]
+async fn root_reads_the_audit_log_and_verifies_its_chain() {
+    let env = secured(&[("acme", "reader", false)], vec![], Arc::new(SystemClock)).await;
+    let app = &env.app;
+    let body = format!("username=root&password={}", common::secured::ROOT_PASSWORD);
+    let (status, headers, _) = fetch(app, Method::POST, "/ui/login", Some(&body), None).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let cookie = headers[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (status, _, log) = fetch(
+        app,
+        Method::GET,
+        "/ui/audit?action=auth.login",
+        None,
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{log}");
+    assert!(
+        log.contains("auth.login") && log.contains("user:~/root"),
+        "{log}"
+    );
+    assert!(
+        log.contains(r#"value="auth.login""#),
+        "the filter stays in the form"
+    );
+    let (status, _, verified) =
+        fetch(app, Method::GET, "/ui/audit/verify", None, Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{verified}");
+    assert!(verified.contains("The chain is intact"), "{verified}");
+    // A tenant's user without ReadAudit is refused the page.
+    let body = format!("tenant=acme&username=reader&password={PASSWORD}");
+    let (_, headers, _) = fetch(app, Method::POST, "/ui/login", Some(&body), None).await;
+    let cookie = headers[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (status, _, _) = fetch(app, Method::GET, "/ui/audit", None, Some(&cookie)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}

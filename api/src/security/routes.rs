@@ -388,6 +388,8 @@ pub static ROUTES: &[Route] = &[
         Path(ReadAudit, Tenant),
     ),
     route("GET", "/api/v1/audit/verify", "audit.verify", Root),
+    route("GET", "/ui/audit", "ui.audit", Path(ReadAudit, Tenant)),
+    route("GET", "/ui/audit/verify", "ui.audit-verify", Root),
     // Administration: tenants (root), and the caller's tenant's warehouses, users, service
     // users, API keys and roles. Role changes are authorized by the anti-escalation rules in
     // their handlers; reading roles needs ManageGrants somewhere in the tenant.

@@ -4,6 +4,7 @@
 //! of the API route it renders). Templates are `maud` (escaping by construction); the one
 //! stylesheet is compiled into the binary; pages need no JavaScript.
 
+pub mod audit;
 pub mod browse;
 pub mod catalogs;
 pub mod history;
@@ -30,6 +31,8 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/ui", get(catalogs::index))
         .route("/ui/style.css", get(style))
+        .route("/ui/audit", get(audit::log))
+        .route("/ui/audit/verify", get(audit::verify))
         .route("/ui/login", get(session::form).post(session::login))
         .route("/ui/logout", post(session::logout))
         .route("/ui/catalogs/{catalog}", get(catalogs::refs))
@@ -96,7 +99,7 @@ pub fn page(chrome: &Chrome, title: &str, body: Markup) -> Markup {
             body {
                 header {
                     a.brand href="/ui" { "Pangolin" }
-                    nav aria-label="Main" { a href="/ui" { "Catalogs" } }
+                    nav aria-label="Main" { a href="/ui" { "Catalogs" } " · " a href="/ui/audit" { "Audit log" } }
                     @if let Some(caller) = caller {
                         span.muted { "Signed in as " (caller.name()) }
                         form.inline method="post" action="/ui/logout" {
