@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 pub const ICEBERG: &str = "/v1/default";
 /// The management API of the default catalog.
 pub const MANAGEMENT: &str = "/api/v1/catalogs/default";
+/// The web UI's pages of the same catalog.
+pub const UI: &str = "/ui/catalogs/default";
 
 /// One HTTP client (its connection pool shared by every task of a measurement) and a server.
 #[derive(Debug, Clone)]

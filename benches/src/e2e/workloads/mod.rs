@@ -98,6 +98,20 @@ pub const DEFS: &[Def] = &[
         history: &[16],
     },
     Def {
+        name: "ui-log-page",
+        what: "the web UI's log page of main (100 commits, rendered), one reader",
+        workloads: &[],
+        scaling: &[],
+        history: &[1],
+    },
+    Def {
+        name: "ui-log-page-deep",
+        what: "the web UI's oldest full log page (100 commits from `main~(depth-100)`), one reader",
+        workloads: &[],
+        scaling: &[],
+        history: &[1],
+    },
+    Def {
         name: "diff",
         what: "diff of main and a branch that changed 10 tables",
         workloads: &[16],

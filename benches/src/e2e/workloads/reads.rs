@@ -1,12 +1,12 @@
 //! Reads that are one GET each: table loads at a branch, a hash, a time or `~n`, listings, a
-//! diff and a deep log page. Each sets up what it reads, then every task GETs the same path.
+//! diff, a deep log page, and the web UI's log page (rendered HTML) at the top and deep down. Each sets up what it reads, then every task GETs the same path.
 
 use std::sync::Arc;
 
 use anyhow::bail;
 use reqwest::StatusCode;
 
-use super::super::api::{Api, ICEBERG, MANAGEMENT, page_token, table_path};
+use super::super::api::{Api, ICEBERG, MANAGEMENT, UI, page_token, table_path};
 use super::super::driver::{Op, Worker, drive};
 use super::super::fixture::{BENCH, HOT, bulk_table};
 use super::super::stats::{Basis, Figures};
@@ -60,6 +60,14 @@ async fn path(name: &str, api: &Api, env: &Env) -> anyhow::Result<String> {
             let (hash, _) = api.commit_back(env.depth.saturating_sub(100)).await?;
             format!(
                 "{MANAGEMENT}/refs/main/log?pageSize=100&pageToken={}",
+                page_token(&hash)
+            )
+        }
+        "ui-log-page" => format!("{UI}/log?ref=main&pageSize=100"),
+        "ui-log-page-deep" => {
+            let (hash, _) = api.commit_back(env.depth.saturating_sub(100)).await?;
+            format!(
+                "{UI}/log?ref=main&pageSize=100&pageToken={}",
                 page_token(&hash)
             )
         }
