@@ -115,7 +115,9 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
         .await;
     if mutation {
         let status = response.status();
-        if status.is_success() && super::recent::Recent::invalidated_by(route.action) {
+        // A UI form that worked answers with a redirect to the page to show next.
+        let done = status.is_success() || (ui && status.is_redirection());
+        if done && super::recent::Recent::invalidated_by(route.action) {
             state.security.recent.forget();
         }
         let resource_id = target

@@ -70,6 +70,9 @@ impl Recent {
         [
             "auth.logout",
             "ui.logout",
+            "ui.user-",
+            "ui.service-user-",
+            "ui.key-",
             "user.",
             "service-user.",
             "api-key.",

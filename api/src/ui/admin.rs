@@ -1,0 +1,332 @@
+//! Administration of the caller's tenant: users, service users and their API keys (a new key's
+//! secret shown once), roles with their grants and members, and warehouses (their credentials
+//! never shown, only which fields are set). Each page and form runs the administration API's
+//! handler, under the same need.
+
+use axum::extract::{Form, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::manage::csrf_refused;
+use super::session::Session;
+use super::{Chrome, PageResult, enc, error_page, fail, page};
+use crate::extract::{PathParams, QueryParams};
+use crate::json::JsonBody;
+use crate::management::admin::api_keys;
+use crate::management::admin::service_users::{self, CreateServiceUser};
+use crate::management::admin::users::{self, CreateUser, SetDisabled};
+use crate::management::admin::{PageParams, roles, warehouses};
+use crate::state::AppState;
+
+fn admin_nav() -> Markup {
+    html! {
+        nav aria-label="Administration" {
+            a href="/ui/admin/users" { "Users" } " · "
+            a href="/ui/admin/service-users" { "Service users" } " · "
+            a href="/ui/admin/roles" { "Roles" } " · "
+            a href="/ui/admin/warehouses" { "Warehouses" } " · "
+            a href="/ui/audit" { "Audit log" }
+        }
+    }
+}
+
+/// `/ui/admin/users`: the tenant's users, a form for a new one, and disabling.
+pub async fn users_page(
+    State(state): State<AppState>,
+    session: Session,
+    QueryParams(params): QueryParams<PageParams>,
+) -> PageResult {
+    let list = users::list(State(state), QueryParams(params))
+        .await
+        .map_err(fail)?
+        .0;
+    let chrome = Chrome::of(&session);
+    let body = html! {
+        (admin_nav())
+        @if list.users.is_empty() { p.empty { "No users in this tenant yet." } } @else {
+            table {
+                thead { tr { th scope="col" { "User" } th scope="col" { "Administrator" }
+                    th scope="col" { "State" } th scope="col" { "Since" } th scope="col" { span.muted { "Change" } } } }
+                tbody { @for user in &list.users { tr {
+                    td { code { (user.id) } } td { @if user.admin { "yes" } @else { span.muted { "no" } } }
+                    td { @if user.disabled { span.badge { "disabled" } } @else { "active" } }
+                    td { (super::when(&user.created_at)) }
+                    td { form.inline method="post" action={ "/ui/admin/users/" (enc(&user.username)) "/disabled" } {
+                        input type="hidden" name="csrf" value=(chrome.csrf());
+                        input type="hidden" name="disabled" value=(if user.disabled { "false" } else { "true" });
+                        button type="submit" { @if user.disabled { "Enable" } @else { "Disable" } }
+                    } }
+                } } }
+            }
+        }
+        h2 { "New user" }
+        form method="post" action="/ui/admin/users" {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            label for="username" { "User name" }
+            input #username type="text" name="username" required;
+            label for="password" { "Password " span.muted { "(12 characters at least)" } }
+            input #password type="password" name="password" autocomplete="new-password" required;
+            label { input type="checkbox" name="admin" value="true"; " Administrator of the tenant" }
+            p { button type="submit" { "Create" } }
+        }
+    };
+    Ok(page(&chrome, "Users", body))
+}
+
+#[derive(Deserialize)]
+pub struct NewUser {
+    #[serde(default)]
+    csrf: String,
+    username: String,
+    password: String,
+    #[serde(default)]
+    admin: Option<String>,
+}
+
+impl std::fmt::Debug for NewUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewUser")
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
+}
+
+pub async fn create_user(
+    State(state): State<AppState>,
+    session: Session,
+    Form(form): Form<NewUser>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let body = CreateUser {
+        username: form.username.trim().to_owned(),
+        password: form.password,
+        admin: form.admin.is_some(),
+    };
+    match users::create(State(state), JsonBody(body)).await {
+        Ok(_) => Redirect::to("/ui/admin/users").into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Disable {
+    #[serde(default)]
+    csrf: String,
+    disabled: bool,
+}
+
+pub async fn set_disabled(
+    State(state): State<AppState>,
+    session: Session,
+    PathParams(user): PathParams<String>,
+    Form(form): Form<Disable>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let body = SetDisabled {
+        disabled: form.disabled,
+    };
+    match users::set_disabled(State(state), PathParams(user), JsonBody(body)).await {
+        Ok(_) => Redirect::to("/ui/admin/users").into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
+/// `/ui/admin/service-users`: the tenant's service users and a form for a new one.
+pub async fn service_users_page(
+    State(state): State<AppState>,
+    session: Session,
+    QueryParams(params): QueryParams<PageParams>,
+) -> PageResult {
+    let list = service_users::list(State(state), QueryParams(params))
+        .await
+        .map_err(fail)?
+        .0;
+    let chrome = Chrome::of(&session);
+    let body = html! {
+        (admin_nav())
+        @if list.service_users.is_empty() { p.empty { "No service users in this tenant yet." } } @else {
+            table {
+                thead { tr { th scope="col" { "Service user" } th scope="col" { "State" } th scope="col" { "Keys" } } }
+                tbody { @for service in &list.service_users { tr {
+                    td { code { (service.id) } }
+                    td { @if service.disabled { span.badge { "disabled" } } @else { "active" } }
+                    td { a href={ "/ui/admin/service-users/" (enc(&service.name)) "/keys" } { "API keys" } }
+                } } }
+            }
+        }
+        h2 { "New service user" }
+        form method="post" action="/ui/admin/service-users" {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            label for="name" { "Name" }
+            input #name type="text" name="name" required;
+            p { button type="submit" { "Create" } }
+        }
+    };
+    Ok(page(&chrome, "Service users", body))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct NewServiceUser {
+    #[serde(default)]
+    csrf: String,
+    name: String,
+}
+
+pub async fn create_service_user(
+    State(state): State<AppState>,
+    session: Session,
+    Form(form): Form<NewServiceUser>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let body = CreateServiceUser {
+        name: form.name.trim().to_owned(),
+    };
+    match service_users::create(State(state), JsonBody(body)).await {
+        Ok(_) => Redirect::to("/ui/admin/service-users").into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
+/// `/ui/admin/service-users/{name}/keys`: a service user's keys (never their secrets).
+pub async fn keys_page(
+    State(state): State<AppState>,
+    session: Session,
+    PathParams(service): PathParams<String>,
+) -> PageResult {
+    let list = api_keys::list(State(state), PathParams(service.clone()))
+        .await
+        .map_err(fail)?
+        .0;
+    let chrome = Chrome::of(&session);
+    let body = html! {
+        (admin_nav())
+        @if list.keys.is_empty() { p.empty { "No keys yet." } } @else {
+            table {
+                thead { tr { th scope="col" { "Key id" } th scope="col" { "Created" }
+                    th scope="col" { "Expires" } th scope="col" { "Revoked" } th scope="col" { "Last used" } } }
+                tbody { @for key in &list.keys { tr {
+                    td { code { (key.id) } } td { (super::when(&key.created_at)) }
+                    td { (key.expires_at.clone().unwrap_or_else(|| "never".to_owned())) }
+                    td { (key.revoked_at.clone().unwrap_or_default()) }
+                    td { (key.last_used_at.clone().unwrap_or_default()) }
+                } } }
+            }
+        }
+        form method="post" action={ "/ui/admin/service-users/" (enc(&service)) "/keys" } {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            p { button type="submit" { "Create a key" } }
+        }
+    };
+    Ok(page(&chrome, &format!("API keys of {service}"), body))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct NewKey {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// Creates a key and shows its secret, this once: the page is not cached and nothing else ever
+/// shows the secret again.
+pub async fn create_key(
+    State(state): State<AppState>,
+    session: Session,
+    PathParams(service): PathParams<String>,
+    Form(form): Form<NewKey>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    // An empty body: a key that does not expire, as the API's default.
+    match api_keys::create(
+        State(state),
+        PathParams(service.clone()),
+        bytes::Bytes::new(),
+    )
+    .await
+    {
+        Ok((_, created)) => {
+            let created = created.0;
+            let body = html! {
+                (admin_nav())
+                div role="status" {
+                    p { "The key of " code { (service) } ". Copy it now: it is shown this once and never again." }
+                    pre { code { (created.key) } }
+                    p.muted { "For the OAuth2 client-credentials flow: client id " code { (created.client_id) } "." }
+                }
+                p { a href={ "/ui/admin/service-users/" (enc(&service)) "/keys" } { "Back to the keys" } }
+            };
+            (
+                StatusCode::CREATED,
+                [(axum::http::header::CACHE_CONTROL, "no-store")],
+                page(&Chrome::of(&session), "New API key", body),
+            )
+                .into_response()
+        }
+        Err(error) => error_page(&error),
+    }
+}
+
+/// `/ui/admin/roles`: the tenant's roles and their grants.
+pub async fn roles_page(
+    State(state): State<AppState>,
+    session: Session,
+    QueryParams(params): QueryParams<PageParams>,
+) -> PageResult {
+    let list = roles::list(State(state), QueryParams(params))
+        .await
+        .map_err(fail)?
+        .0;
+    let body = html! {
+        (admin_nav())
+        @if list.roles.is_empty() { p.empty { "No roles in this tenant yet." } } @else {
+            table {
+                thead { tr { th scope="col" { "Role" } th scope="col" { "Grants" } th scope="col" { "State" } } }
+                tbody { @for role in &list.roles { tr {
+                    td { code { (role.name) } }
+                    td { ul.changes { @for grant in &role.grants {
+                        li { (serde_json::to_string(grant).unwrap_or_default()) }
+                    } } }
+                    td { @if role.disabled { span.badge { "disabled" } } @else { "active" } }
+                } } }
+            }
+        }
+        p.muted { "Roles are changed through the API or `pangolin admin role`: each change is checked against what the changer may grant." }
+    };
+    Ok(page(&Chrome::of(&session), "Roles", body))
+}
+
+/// `/ui/admin/warehouses`: where each warehouse keeps its files, and which credential fields
+/// are set (never their values).
+pub async fn warehouses_page(
+    State(state): State<AppState>,
+    session: Session,
+    QueryParams(params): QueryParams<PageParams>,
+) -> PageResult {
+    let list = warehouses::list(State(state), QueryParams(params))
+        .await
+        .map_err(fail)?
+        .0;
+    let body = html! {
+        (admin_nav())
+        @if list.warehouses.is_empty() { p.empty { "No warehouses in this tenant yet." } } @else {
+            table {
+                thead { tr { th scope="col" { "Warehouse" } th scope="col" { "Storage" } th scope="col" { "Credentials" } } }
+                tbody { @for warehouse in &list.warehouses { tr {
+                    td { code { (warehouse.name) } }
+                    td { code { (serde_json::to_string(&warehouse.storage).unwrap_or_default()) } }
+                    td { (serde_json::to_string(&warehouse.credentials).unwrap_or_default()) }
+                } } }
+            }
+        }
+    };
+    Ok(page(&Chrome::of(&session), "Warehouses", body))
+}
