@@ -1137,6 +1137,7 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             ADMINS,
         ),
         case("GET", "/ui/admin/roles", "/ui/admin/roles", None, ADMINS),
+        case("GET", "/ui/admin/tenants", "/ui/admin/tenants", None, ROOT),
         case(
             "GET",
             "/ui/admin/warehouses",

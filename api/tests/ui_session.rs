@@ -231,6 +231,13 @@ async fn root_reads_the_audit_log_and_verifies_its_chain() {
         fetch(app, Method::GET, "/ui/audit/verify", None, Some(&cookie)).await;
     assert_eq!(status, StatusCode::OK, "{verified}");
     assert!(verified.contains("The chain is intact"), "{verified}");
+    let (status, _, tenants) =
+        fetch(app, Method::GET, "/ui/admin/tenants", None, Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{tenants}");
+    assert!(
+        tenants.contains("acme") && tenants.contains("globex"),
+        "{tenants}"
+    );
     // A tenant's user without ReadAudit is refused the page.
     let body = format!("tenant=acme&username=reader&password={PASSWORD}");
     let (_, headers, _) = fetch(app, Method::POST, "/ui/login", Some(&body), None).await;

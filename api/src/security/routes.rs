@@ -443,6 +443,7 @@ pub static ROUTES: &[Route] = &[
         "ui.warehouses",
         Path(ManageCatalogs, Tenant),
     ),
+    route("GET", "/ui/admin/tenants", "ui.tenants", Root),
     route("GET", "/ui/audit/verify", "ui.audit-verify", Root),
     // Administration: tenants (root), and the caller's tenant's warehouses, users, service
     // users, API keys and roles. Role changes are authorized by the anti-escalation rules in

@@ -27,6 +27,7 @@ fn admin_nav() -> Markup {
             a href="/ui/admin/service-users" { "Service users" } " · "
             a href="/ui/admin/roles" { "Roles" } " · "
             a href="/ui/admin/warehouses" { "Warehouses" } " · "
+            a href="/ui/admin/tenants" { "Tenants" } " · "
             a href="/ui/audit" { "Audit log" }
         }
     }
@@ -329,4 +330,31 @@ pub async fn warehouses_page(
         }
     };
     Ok(page(&Chrome::of(&session), "Warehouses", body))
+}
+
+/// `/ui/admin/tenants`: the deployment's tenants (root only, as in the API).
+pub async fn tenants_page(
+    State(state): State<AppState>,
+    session: Session,
+    QueryParams(params): QueryParams<PageParams>,
+) -> PageResult {
+    let list = crate::management::admin::tenants::list(State(state), QueryParams(params))
+        .await
+        .map_err(fail)?
+        .0;
+    let body = html! {
+        (admin_nav())
+        @if list.tenants.is_empty() { p.empty { "No tenants." } } @else {
+            table {
+                thead { tr { th scope="col" { "Tenant" } th scope="col" { "Description" } th scope="col" { "Created" } } }
+                tbody { @for tenant in &list.tenants { tr {
+                    td { code { (tenant.name) } }
+                    td { (tenant.description.clone().unwrap_or_default()) }
+                    td { (super::when(&tenant.created_at)) }
+                } } }
+            }
+        }
+        p.muted { "Tenants are created and deleted through the API or `pangolin admin tenant`." }
+    };
+    Ok(page(&Chrome::of(&session), "Tenants", body))
 }

@@ -47,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/ui/admin/roles", get(admin::roles_page))
         .route("/ui/admin/warehouses", get(admin::warehouses_page))
+        .route("/ui/admin/tenants", get(admin::tenants_page))
         .route("/ui/audit", get(audit::log))
         .route("/ui/audit/verify", get(audit::verify))
         .route("/ui/login", get(session::form).post(session::login))
