@@ -85,7 +85,10 @@ def click(browser, element):
 
     page = browser.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(browser, 20).until(expected_conditions.staleness_of(page))
+    wait = WebDriverWait(browser, 20)
+    wait.until(expected_conditions.staleness_of(page))
+    # The old page is gone once the navigation starts; read the new one only once it is whole.
+    wait.until(lambda b: b.execute_script("return document.readyState") == "complete")
 
 
 def shot(browser, name):
