@@ -109,6 +109,93 @@ async fn a_tenant_admin_manages_users_service_users_and_keys() {
     let (status, _, roles) = get("/ui/admin/roles").await;
     assert_eq!(status, StatusCode::OK, "{roles}");
 
+    // A role made and bound from the pages lets the reader read the catalog; unbound, no more.
+    let grants = r#"[{"privilege":"read","resource":{"type":"catalog","catalog":"lake"}}]"#;
+    let form = format!("csrf={csrf}&name=viewers&grants={}", url_encode(grants));
+    let (status, _, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/roles",
+        Some(&form),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    let (_, _, roles) = get("/ui/admin/roles").await;
+    assert!(roles.contains("viewers"), "{roles}");
+    let bind = |flag: &str| format!("csrf={csrf}&principal=user%3Aacme%2Freader&bind={flag}");
+    let (status, _, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/roles/viewers/members",
+        Some(&bind("true")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    let (_, _, members) = get("/ui/admin/roles/viewers").await;
+    assert!(members.contains("user:acme/reader"), "{members}");
+    let reader = ui_session(
+        app,
+        &format!("tenant=acme&username=reader&password={PASSWORD}"),
+    )
+    .await;
+    let (status, _, _) = fetch(app, Method::GET, "/ui/catalogs/lake", None, Some(&reader)).await;
+    assert_eq!(status, StatusCode::OK, "bound: the reader reads");
+    let (status, _, _) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/roles/viewers/members",
+        Some(&bind("false")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let (status, _, _) = fetch(app, Method::GET, "/ui/catalogs/lake", None, Some(&reader)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "unbound: no more");
+    // A role granting more than its maker holds is refused (the API's anti-escalation check).
+    let too_much = r#"[{"privilege":"read-audit","resource":{"type":"tenant"}}]"#;
+    let reader_csrf = {
+        let (_, _, page) = fetch(app, Method::GET, "/ui", None, Some(&reader)).await;
+        csrf_of(&page)
+    };
+    let (status, _, _) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/roles",
+        Some(&format!(
+            "csrf={reader_csrf}&name=sneaky&grants={}",
+            url_encode(too_much)
+        )),
+        Some(&reader),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // A revoked key signs in no more.
+    let (_, _, keys) = get("/ui/admin/service-users/etl/keys").await;
+    let revoke = keys
+        .split(r#"action="/ui/admin/service-users/etl/keys/"#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(|rest| format!("/ui/admin/service-users/etl/keys/{rest}"))
+        .expect("a revoke form");
+    let (status, _, _) = fetch(
+        app,
+        Method::POST,
+        &revoke,
+        Some(&format!("csrf={csrf}")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let (status, _, _) = fetch(app, Method::GET, "/ui", None, Some(&service)).await;
+    assert_eq!(
+        status,
+        StatusCode::SEE_OTHER,
+        "the revoked key's session is over"
+    );
+
     // Forms need the CSRF token, and a reader may not administer.
     let (status, _, _) = fetch(
         app,
@@ -126,4 +213,15 @@ async fn a_tenant_admin_manages_users_service_users_and_keys() {
     .await;
     let (status, _, _) = fetch(app, Method::GET, "/ui/admin/users", None, Some(&reader)).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+/// A form value, percent-encoded.
+fn url_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

@@ -73,6 +73,7 @@ impl Recent {
             "ui.user-",
             "ui.service-user-",
             "ui.key-",
+            "ui.role-",
             "user.",
             "service-user.",
             "api-key.",

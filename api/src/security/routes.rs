@@ -437,6 +437,25 @@ pub static ROUTES: &[Route] = &[
         "ui.roles",
         PathOrBelow(ManageGrants, Tenant),
     ),
+    route("POST", "/ui/admin/roles", "ui.role-create", Handler),
+    route(
+        "GET",
+        "/ui/admin/roles/{role}",
+        "ui.role-members",
+        PathOrBelow(ManageGrants, Tenant),
+    ),
+    route(
+        "POST",
+        "/ui/admin/roles/{role}/members",
+        "ui.role-bind",
+        Handler,
+    ),
+    route(
+        "POST",
+        "/ui/admin/service-users/{name}/keys/{key}/revoke",
+        "ui.key-revoke",
+        Path(ManageUsers, Tenant),
+    ),
     route(
         "GET",
         "/ui/admin/warehouses",

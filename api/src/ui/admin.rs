@@ -212,12 +212,19 @@ pub async fn keys_page(
         @if list.keys.is_empty() { p.empty { "No keys yet." } } @else {
             table {
                 thead { tr { th scope="col" { "Key id" } th scope="col" { "Created" }
-                    th scope="col" { "Expires" } th scope="col" { "Revoked" } th scope="col" { "Last used" } } }
+                    th scope="col" { "Expires" } th scope="col" { "Revoked" } th scope="col" { "Last used" }
+                    th scope="col" { span.muted { "Revoke" } } } }
                 tbody { @for key in &list.keys { tr {
                     td { code { (key.id) } } td { (super::when(&key.created_at)) }
                     td { (key.expires_at.clone().unwrap_or_else(|| "never".to_owned())) }
                     td { (key.revoked_at.clone().unwrap_or_default()) }
                     td { (key.last_used_at.clone().unwrap_or_default()) }
+                    td { @if key.revoked_at.is_none() {
+                        form.inline method="post" action={ "/ui/admin/service-users/" (enc(&service)) "/keys/" (enc(&key.id)) "/revoke" } {
+                            input type="hidden" name="csrf" value=(chrome.csrf());
+                            button type="submit" aria-label={ "Revoke key " (key.id) } { "Revoke" }
+                        }
+                    } }
                 } } }
             }
         }
@@ -286,13 +293,14 @@ pub async fn roles_page(
         .await
         .map_err(fail)?
         .0;
+    let chrome = Chrome::of(&session);
     let body = html! {
         (admin_nav())
         @if list.roles.is_empty() { p.empty { "No roles in this tenant yet." } } @else {
             table {
                 thead { tr { th scope="col" { "Role" } th scope="col" { "Grants" } th scope="col" { "State" } } }
                 tbody { @for role in &list.roles { tr {
-                    td { code { (role.name) } }
+                    td { a href={ "/ui/admin/roles/" (enc(&role.name)) } { code { (role.name) } } }
                     td { ul.changes { @for grant in &role.grants {
                         li { (serde_json::to_string(grant).unwrap_or_default()) }
                     } } }
@@ -300,9 +308,20 @@ pub async fn roles_page(
                 } } }
             }
         }
-        p.muted { "Roles are changed through the API or `pangolin admin role`: each change is checked against what the changer may grant." }
+        h2 { "New role" }
+        form method="post" action="/ui/admin/roles" {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            label for="name" { "Name" }
+            input #name type="text" name="name" required;
+            label for="grants" { "Grants " span.muted { "(JSON, as the API takes them)" } }
+            textarea #grants name="grants" rows="4" cols="70" required {
+                r#"[{"privilege": "read", "resource": {"type": "catalog", "catalog": "lake"}}]"#
+            }
+            p { button type="submit" { "Create" } }
+        }
+        p.muted { "Every grant is checked against what you may grant yourself." }
     };
-    Ok(page(&Chrome::of(&session), "Roles", body))
+    Ok(page(&chrome, "Roles", body))
 }
 
 /// `/ui/admin/warehouses`: where each warehouse keeps its files, and which credential fields
@@ -357,4 +376,133 @@ pub async fn tenants_page(
         p.muted { "Tenants are created and deleted through the API or `pangolin admin tenant`." }
     };
     Ok(page(&Chrome::of(&session), "Tenants", body))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct NewRole {
+    #[serde(default)]
+    csrf: String,
+    name: String,
+    /// The grants as the API takes them: a JSON list of `{"privilege", "resource", "branches"?}`.
+    grants: String,
+}
+
+/// `POST /ui/admin/roles`: a new role, through the API's handler and its anti-escalation checks.
+pub async fn create_role(
+    State(state): State<AppState>,
+    session: Session,
+    Form(form): Form<NewRole>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let body = serde_json::json!({"name": form.name.trim(), "grants": serde_json::from_str::<serde_json::Value>(&form.grants)
+        .unwrap_or(serde_json::Value::String(form.grants.clone()))});
+    let request = match serde_json::from_value::<roles::CreateRole>(body) {
+        Ok(request) => request,
+        Err(e) => {
+            return error_page(&crate::error::ApiError::bad_request(format!(
+                "the grants must be a JSON list of {{\"privilege\", \"resource\", \"branches\"?}}: {e}"
+            )));
+        }
+    };
+    match roles::create(State(state), JsonBody(request)).await {
+        Ok(_) => Redirect::to("/ui/admin/roles").into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
+/// `/ui/admin/roles/{role}`: who the role is bound to, and forms to bind and unbind.
+pub async fn role_page(
+    State(state): State<AppState>,
+    session: Session,
+    PathParams(role): PathParams<String>,
+    QueryParams(params): QueryParams<PageParams>,
+) -> PageResult {
+    let members = roles::members(State(state), PathParams(role.clone()), QueryParams(params))
+        .await
+        .map_err(fail)?
+        .0;
+    let chrome = Chrome::of(&session);
+    let action = format!("/ui/admin/roles/{}/members", enc(&role));
+    let body = html! {
+        (admin_nav())
+        @if members.members.is_empty() { p.empty { "The role is bound to no one." } } @else {
+            table {
+                thead { tr { th scope="col" { "Member" } th scope="col" { span.muted { "Remove" } } } }
+                tbody { @for member in &members.members { tr {
+                    td { code { (member) } }
+                    td { form.inline method="post" action=(action) {
+                        input type="hidden" name="csrf" value=(chrome.csrf());
+                        input type="hidden" name="principal" value=(member);
+                        input type="hidden" name="bind" value="false";
+                        button type="submit" aria-label={ "Unbind " (member) } { "Unbind" }
+                    } }
+                } } }
+            }
+        }
+        h2 { "Bind the role" }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            input type="hidden" name="bind" value="true";
+            label for="principal" { "Principal " span.muted { "(user:acme/ana, service:acme/etl)" } }
+            input #principal type="text" name="principal" required;
+            p { button type="submit" { "Bind" } }
+        }
+    };
+    Ok(page(&chrome, &format!("Role {role}"), body))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Membership {
+    #[serde(default)]
+    csrf: String,
+    principal: String,
+    bind: bool,
+}
+
+/// `POST /ui/admin/roles/{role}/members`: binds or unbinds a principal.
+pub async fn membership(
+    State(state): State<AppState>,
+    session: Session,
+    PathParams(role): PathParams<String>,
+    Form(form): Form<Membership>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let path = PathParams((role.clone(), form.principal.trim().to_owned()));
+    let outcome = if form.bind {
+        roles::bind(State(state), path).await
+    } else {
+        roles::unbind(State(state), path).await
+    };
+    match outcome {
+        Ok(_) => Redirect::to(&format!("/ui/admin/roles/{}", enc(&role))).into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Revoke {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /ui/admin/service-users/{name}/keys/{key}/revoke`: the key stops working now.
+pub async fn revoke_key(
+    State(state): State<AppState>,
+    session: Session,
+    PathParams((service, key)): PathParams<(String, String)>,
+    Form(form): Form<Revoke>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    match api_keys::revoke(State(state), PathParams((service.clone(), key))).await {
+        Ok(_) => {
+            Redirect::to(&format!("/ui/admin/service-users/{}/keys", enc(&service))).into_response()
+        }
+        Err(error) => error_page(&error),
+    }
 }

@@ -45,7 +45,16 @@ pub fn routes() -> Router<AppState> {
             "/ui/admin/service-users/{name}/keys",
             get(admin::keys_page).post(admin::create_key),
         )
-        .route("/ui/admin/roles", get(admin::roles_page))
+        .route(
+            "/ui/admin/roles",
+            get(admin::roles_page).post(admin::create_role),
+        )
+        .route("/ui/admin/roles/{role}", get(admin::role_page))
+        .route("/ui/admin/roles/{role}/members", post(admin::membership))
+        .route(
+            "/ui/admin/service-users/{name}/keys/{key}/revoke",
+            post(admin::revoke_key),
+        )
         .route("/ui/admin/warehouses", get(admin::warehouses_page))
         .route("/ui/admin/tenants", get(admin::tenants_page))
         .route("/ui/audit", get(audit::log))
