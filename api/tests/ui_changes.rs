@@ -261,3 +261,49 @@ async fn the_log_filters_by_table_and_a_commit_is_reverted_or_picked_from_its_pa
     .await;
     assert_eq!(status, StatusCode::OK, "picked back");
 }
+
+#[tokio::test]
+async fn a_merge_commit_shows_in_the_log_as_a_branch_of_the_graph() {
+    let env = TestApp::new().await;
+    let app = &env.app;
+    post_json(app, "/v1/lake/namespaces", json!({"namespace": ["a"]})).await;
+    post_json(
+        app,
+        "/api/v1/catalogs/lake/refs",
+        json!({"name": "dev", "from": "main"}),
+    )
+    .await;
+    // Both sides move on (different entries), so the merge needs a merge commit.
+    post_json(
+        app,
+        "/v1/lake/namespaces",
+        json!({"namespace": ["on_main"]}),
+    )
+    .await;
+    post_json(
+        app,
+        "/v1/lake%40dev/namespaces",
+        json!({"namespace": ["on_dev"]}),
+    )
+    .await;
+    post_json(
+        app,
+        "/api/v1/catalogs/lake/merge",
+        json!({"source": "dev", "target": "main"}),
+    )
+    .await;
+    let log = page(app, "/ui/catalogs/lake/log?ref=main").await;
+    assert!(
+        log.contains("◆") && log.contains("●"),
+        "merges and commits on the line: {log}"
+    );
+    assert!(log.contains("merge of"), "{log}");
+    let line = log
+        .split(r#"href="/ui/catalogs/lake/log?ref="#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a link to the merged line")
+        .to_owned();
+    let merged = page(app, &format!("/ui/catalogs/lake/log?ref={line}")).await;
+    assert!(merged.contains("create namespace on_dev"), "{merged}");
+}

@@ -196,6 +196,9 @@ def test_a_person_browses_branches_merges_and_settles_a_conflict(secure_server, 
     click(browser, browser.find_element(By.XPATH, "//button[starts-with(text(), 'Merge into')]"))
     assert "/commits/" in browser.current_url
     assert catalog.load_table(f"{ns}.orders").properties["owner"] == "etl-team"
+    browser.get(f"{url}/ui/catalogs/default/log?ref=main")
+    assert "merge of" in browser.page_source, "the merge shows as a branch of main's line"
+    shot(browser, "log-merges")
 
     # A form that did not come from this session's page is refused, and changes nothing.
     cookie = browser.get_cookie("pangolin_session")["value"]

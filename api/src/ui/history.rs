@@ -68,7 +68,7 @@ pub async fn log(
         } @else {
             table {
                 thead { tr {
-                    th scope="col" { "Commit" } th scope="col" { "Message" }
+                    th scope="col" { span.muted { "Graph" } } th scope="col" { "Commit" } th scope="col" { "Message" }
                     th scope="col" { "Author" } th scope="col" { "When" }
                 } }
                 tbody { @for commit in &log.commits { (commit_row(&base, commit, key.as_deref())) } }
@@ -91,8 +91,15 @@ pub struct TableFilter {
 
 /// One commit of the log; with a table filter, a link to that table as the commit left it.
 fn commit_row(base: &str, commit: &CommitView, key: Option<&str>) -> Markup {
+    let merged = commit.parents.get(1);
     html! {
         tr {
+            // The first-parent line runs down the column; a merge branches off to the head it
+            // merged, whose own line is one click away.
+            td.graph aria-hidden="true" {
+                @if merged.is_some() { span.node.merge { "◆" } span.branch { "╮" } }
+                @else { span.node { "●" } }
+            }
             td {
                 a.hash href={ (base) "/commits/" (commit.hash) } { (short(&commit.hash)) }
                 @if let Some(key) = key {
@@ -101,9 +108,10 @@ fn commit_row(base: &str, commit: &CommitView, key: Option<&str>) -> Markup {
             }
             td {
                 (commit.message)
-                @if let Some(merged) = commit.parents.get(1) {
+                @if let Some(merged) = merged {
                     " " span.badge title="a merge commit" { "merge of "
                         a.hash href={ (base) "/commits/" (merged) } { (short(merged)) } }
+                    " " a href={ (base) "/log?ref=" (merged) } { "its line" }
                 }
             }
             td { (commit.author) }
