@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::http::{Method, StatusCode, header};
 use common::secured::{PASSWORD, secured};
-use common::ui::{csrf_of, fetch, ui_session};
+use common::ui::{csrf_of, fetch, sign_in, ui_session};
 use pangolin_identity::SystemClock;
 
 #[tokio::test]
@@ -59,12 +59,9 @@ async fn a_tenant_admin_manages_users_service_users_and_keys() {
         "{users}"
     );
     // A disabled user cannot sign in.
-    let (status, _, _) = fetch(
+    let (status, _, _) = sign_in(
         app,
-        Method::POST,
-        "/ui/login",
-        Some(&format!("tenant=acme&username=ana&password={PASSWORD}")),
-        None,
+        &format!("tenant=acme&username=ana&password={PASSWORD}"),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);

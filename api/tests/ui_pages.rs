@@ -32,6 +32,10 @@ async fn pages_show_the_catalog_its_refs_log_commits_and_entries() {
     assert!(index.contains(r#"href="/ui/catalogs/lake""#), "{index}");
     let refs = page(app, "/ui/catalogs/lake").await;
     assert!(refs.contains(">dev<") && refs.contains(">main<"), "{refs}");
+    assert!(
+        refs.contains("<time datetime="),
+        "each head says when it was committed: {refs}"
+    );
     let log = page(app, "/ui/catalogs/lake/log?ref=dev").await;
     assert!(
         log.contains("sales.orders"),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::http::{Method, StatusCode, header};
 use common::secured::{PASSWORD, secured};
-use common::ui::{fetch, page};
+use common::ui::{fetch, page, sign_in};
 use pangolin_catalog::authz::{Grant, Privilege, Resource, Role};
 use pangolin_identity::SystemClock;
 
@@ -42,12 +42,14 @@ async fn sign_in_sets_a_session_cookie_and_forms_need_its_csrf_token() {
     let form = page(app, "/ui/login?next=/ui/catalogs/lake").await;
     assert!(form.contains(r#"<label for="password">"#), "{form}");
 
-    let (status, _, text) = fetch(
+    // A sign-in posted from anywhere but the form this server served is refused.
+    let forged = format!("tenant=acme&username=reader&password={PASSWORD}&login=guess");
+    let (status, _, text) = fetch(app, Method::POST, "/ui/login", Some(&forged), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+    assert!(text.contains("did not come from this server"), "{text}");
+    let (status, _, text) = sign_in(
         app,
-        Method::POST,
-        "/ui/login",
-        Some("tenant=acme&username=reader&password=wrong-password&next=/ui"),
-        None,
+        "tenant=acme&username=reader&password=wrong-password&next=/ui",
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -55,7 +57,7 @@ async fn sign_in_sets_a_session_cookie_and_forms_need_its_csrf_token() {
 
     let body =
         format!("tenant=acme&username=reader&password={PASSWORD}&next=%2Fui%2Fcatalogs%2Flake");
-    let (status, headers, _) = fetch(app, Method::POST, "/ui/login", Some(&body), None).await;
+    let (status, headers, _) = sign_in(app, &body).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert_eq!(headers[header::LOCATION], "/ui/catalogs/lake");
     let set = headers[header::SET_COOKIE].to_str().unwrap();
@@ -173,7 +175,7 @@ async fn sign_in_sets_a_session_cookie_and_forms_need_its_csrf_token() {
 
     // A user without a role signs in but may not read the catalog.
     let body = format!("tenant=acme&username=nobody&password={PASSWORD}");
-    let (_, headers, _) = fetch(app, Method::POST, "/ui/login", Some(&body), None).await;
+    let (_, headers, _) = sign_in(app, &body).await;
     let cookie = headers[header::SET_COOKIE]
         .to_str()
         .unwrap()
@@ -201,7 +203,7 @@ async fn root_reads_the_audit_log_and_verifies_its_chain() {
     let env = secured(&[("acme", "reader", false)], vec![], Arc::new(SystemClock)).await;
     let app = &env.app;
     let body = format!("username=root&password={}", common::secured::ROOT_PASSWORD);
-    let (status, headers, _) = fetch(app, Method::POST, "/ui/login", Some(&body), None).await;
+    let (status, headers, _) = sign_in(app, &body).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let cookie = headers[header::SET_COOKIE]
         .to_str()
@@ -240,7 +242,7 @@ async fn root_reads_the_audit_log_and_verifies_its_chain() {
     );
     // A tenant's user without ReadAudit is refused the page.
     let body = format!("tenant=acme&username=reader&password={PASSWORD}");
-    let (_, headers, _) = fetch(app, Method::POST, "/ui/login", Some(&body), None).await;
+    let (_, headers, _) = sign_in(app, &body).await;
     let cookie = headers[header::SET_COOKIE]
         .to_str()
         .unwrap()

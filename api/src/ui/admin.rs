@@ -3,7 +3,7 @@
 //! never shown, only which fields are set). Each page and form runs the administration API's
 //! handler, under the same need.
 
-use axum::extract::{Form, State};
+use axum::extract::{Form, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::manage::csrf_refused;
 use super::session::Session;
-use super::{Chrome, PageResult, enc, error_page, fail, page};
+use super::{Chrome, PageResult, enc, error_page, fail, page, pager_as};
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::management::admin::api_keys;
@@ -38,6 +38,7 @@ pub async fn users_page(
     State(state): State<AppState>,
     session: Session,
     QueryParams(params): QueryParams<PageParams>,
+    RawQuery(query): RawQuery,
 ) -> PageResult {
     let list = users::list(State(state), QueryParams(params))
         .await
@@ -62,6 +63,7 @@ pub async fn users_page(
                 } } }
             }
         }
+        (pager_as("page-token", "/ui/admin/users", query.as_deref(), list.next_page_token.as_deref()))
         h2 { "New user" }
         form method="post" action="/ui/admin/users" {
             input type="hidden" name="csrf" value=(chrome.csrf());
@@ -143,6 +145,7 @@ pub async fn service_users_page(
     State(state): State<AppState>,
     session: Session,
     QueryParams(params): QueryParams<PageParams>,
+    RawQuery(query): RawQuery,
 ) -> PageResult {
     let list = service_users::list(State(state), QueryParams(params))
         .await
@@ -161,6 +164,7 @@ pub async fn service_users_page(
                 } } }
             }
         }
+        (pager_as("page-token", "/ui/admin/service-users", query.as_deref(), list.next_page_token.as_deref()))
         h2 { "New service user" }
         form method="post" action="/ui/admin/service-users" {
             input type="hidden" name="csrf" value=(chrome.csrf());
@@ -288,6 +292,7 @@ pub async fn roles_page(
     State(state): State<AppState>,
     session: Session,
     QueryParams(params): QueryParams<PageParams>,
+    RawQuery(query): RawQuery,
 ) -> PageResult {
     let list = roles::list(State(state), QueryParams(params))
         .await
@@ -308,6 +313,7 @@ pub async fn roles_page(
                 } } }
             }
         }
+        (pager_as("page-token", "/ui/admin/roles", query.as_deref(), list.next_page_token.as_deref()))
         h2 { "New role" }
         form method="post" action="/ui/admin/roles" {
             input type="hidden" name="csrf" value=(chrome.csrf());
@@ -330,6 +336,7 @@ pub async fn warehouses_page(
     State(state): State<AppState>,
     session: Session,
     QueryParams(params): QueryParams<PageParams>,
+    RawQuery(query): RawQuery,
 ) -> PageResult {
     let list = warehouses::list(State(state), QueryParams(params))
         .await
@@ -347,6 +354,7 @@ pub async fn warehouses_page(
                 } } }
             }
         }
+        (pager_as("page-token", "/ui/admin/warehouses", query.as_deref(), list.next_page_token.as_deref()))
     };
     Ok(page(&Chrome::of(&session), "Warehouses", body))
 }
@@ -356,6 +364,7 @@ pub async fn tenants_page(
     State(state): State<AppState>,
     session: Session,
     QueryParams(params): QueryParams<PageParams>,
+    RawQuery(query): RawQuery,
 ) -> PageResult {
     let list = crate::management::admin::tenants::list(State(state), QueryParams(params))
         .await
@@ -373,6 +382,7 @@ pub async fn tenants_page(
                 } } }
             }
         }
+        (pager_as("page-token", "/ui/admin/tenants", query.as_deref(), list.next_page_token.as_deref()))
         p.muted { "Tenants are created and deleted through the API or `pangolin admin tenant`." }
     };
     Ok(page(&Chrome::of(&session), "Tenants", body))
@@ -418,6 +428,7 @@ pub async fn role_page(
     session: Session,
     PathParams(role): PathParams<String>,
     QueryParams(params): QueryParams<PageParams>,
+    RawQuery(query): RawQuery,
 ) -> PageResult {
     let members = roles::members(State(state), PathParams(role.clone()), QueryParams(params))
         .await
@@ -441,6 +452,7 @@ pub async fn role_page(
                 } } }
             }
         }
+        (pager_as("page-token", &format!("/ui/admin/roles/{}", enc(&role)), query.as_deref(), members.next_page_token.as_deref()))
         h2 { "Bind the role" }
         form method="post" action=(action) {
             input type="hidden" name="csrf" value=(chrome.csrf());

@@ -43,13 +43,30 @@ pub async fn refs(
     RawQuery(query): RawQuery,
 ) -> PageResult {
     let list = refs::list(
-        State(state),
+        State(state.clone()),
         PathParams(catalog.clone()),
         QueryParams(params),
     )
     .await
     .map_err(fail)?
     .0;
+    // How old each head is: one cached object read per ref of the page.
+    let opened = crate::management::open(&state, &catalog)
+        .await
+        .map_err(fail)?;
+    let mut ages = Vec::with_capacity(list.refs.len());
+    for r in &list.refs {
+        let time = match r.hash.parse::<pangolin_store::ObjectId>() {
+            Ok(id) => opened
+                .odb()
+                .commit(&id)
+                .await
+                .ok()
+                .map(|c| pangolin_catalog::rfc3339(c.time)),
+            Err(_) => None,
+        };
+        ages.push(time);
+    }
     let base = format!("/ui/catalogs/{}", enc(&catalog));
     let chrome = Chrome::of(&session);
     let body = html! {
@@ -64,16 +81,17 @@ pub async fn refs(
         } @else {
             table {
                 thead { tr {
-                    th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Head" }
+                    th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Head" } th scope="col" { "Committed" }
                     th scope="col" { "Ahead of main" } th scope="col" { "Behind main" }
                     th scope="col" { span.muted { "Delete" } }
                 } }
                 tbody {
-                    @for r in &list.refs {
+                    @for (r, age) in list.refs.iter().zip(&ages) {
                         tr {
                             td { a href={ (base) "/log?ref=" (enc(&r.name)) } { (r.name) } }
                             td { span.badge { (r.kind) } }
                             td { a.hash href={ (base) "/commits/" (r.hash) } { (short(&r.hash)) } }
+                            td { @if let Some(time) = age { (super::when(time)) } }
                             td { (r.ahead.map(|n| n.to_string()).unwrap_or_default()) }
                             td { (r.behind.map(|n| n.to_string()).unwrap_or_default()) }
                             td {

@@ -190,15 +190,21 @@ fn relative(seconds: i64) -> String {
 
 /// A "next page" link: the page's own query with the next page token.
 pub fn pager(path: &str, query: Option<&str>, next: Option<&str>) -> Markup {
+    pager_as("pageToken", path, query, next)
+}
+
+/// [`pager`] for listings whose token parameter has another name (`page-token` for the
+/// administration API's).
+pub fn pager_as(param: &str, path: &str, query: Option<&str>, next: Option<&str>) -> Markup {
     let Some(next) = next else {
         return html! {};
     };
     let mut pairs: Vec<(String, String)> =
         url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
-            .filter(|(k, _)| k != "pageToken")
+            .filter(|(k, _)| k != param)
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
-    pairs.push(("pageToken".to_owned(), next.to_owned()));
+    pairs.push((param.to_owned(), next.to_owned()));
     let query: String = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish();

@@ -19,24 +19,34 @@ use crate::state::AppState;
 /// The cookie holding the UI session's bearer credential.
 pub const SESSION_COOKIE: &str = "pangolin_session";
 
+/// The cookie that ties a sign-in form to the browser it was served to: before there is a
+/// session, its random value is the form's CSRF token.
+pub const LOGIN_COOKIE: &str = "pangolin_login";
+
 /// The request's session credential, from its cookie.
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     token: Option<String>,
 }
 
+/// A cookie's value from the request.
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_owned())
+        .filter(|v| !v.is_empty())
+}
+
 impl Session {
     pub fn from_headers(headers: &HeaderMap) -> Self {
-        let token = headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == SESSION_COOKIE)
-            .map(|(_, value)| value.to_owned())
-            .filter(|v| !v.is_empty());
-        Self { token }
+        Self {
+            token: cookie(headers, SESSION_COOKIE),
+        }
     }
 
     /// The CSRF token of this session: a hash of its secret credential, so only a page the
@@ -103,14 +113,43 @@ fn next_of(next: Option<&str>) -> String {
         .to_owned()
 }
 
-pub async fn form(State(state): State<AppState>, Query(next): Query<Next>) -> Response {
+pub async fn form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(next): Query<Next>,
+) -> Response {
     if state.security.mode != AuthMode::Required {
         return Redirect::to(&next_of(next.next.as_deref())).into_response();
     }
-    login_page(&next_of(next.next.as_deref()), None).into_response()
+    login_page(
+        &headers,
+        StatusCode::OK,
+        &next_of(next.next.as_deref()),
+        None,
+    )
 }
 
-fn login_page(next: &str, problem: Option<&str>) -> Markup {
+/// The sign-in form with a fresh login token, in its hidden field and in its cookie.
+fn login_page(
+    headers: &HeaderMap,
+    status: StatusCode,
+    next: &str,
+    problem: Option<&str>,
+) -> Response {
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let cookie = format!(
+        "{LOGIN_COOKIE}={token}; Path=/ui/login; HttpOnly; SameSite=Strict; Max-Age=900{}",
+        secure(headers)
+    );
+    (
+        status,
+        [(header::SET_COOKIE, cookie)],
+        login_markup(next, &token, problem),
+    )
+        .into_response()
+}
+
+fn login_markup(next: &str, token: &str, problem: Option<&str>) -> Markup {
     page(
         &super::Chrome::default(),
         "Sign in",
@@ -118,6 +157,7 @@ fn login_page(next: &str, problem: Option<&str>) -> Markup {
             @if let Some(problem) = problem { div.error role="alert" { p { (problem) } } }
             form method="post" action="/ui/login" {
                 input type="hidden" name="next" value=(next);
+                input type="hidden" name="login" value=(token);
                 label for="tenant" { "Tenant " span.muted { "(empty for the root scope)" } }
                 input #tenant type="text" name="tenant" autocomplete="organization";
                 label for="username" { "User" }
@@ -145,6 +185,9 @@ pub struct SignIn {
     api_key: String,
     #[serde(default)]
     next: String,
+    /// The form's login token, which must match the login cookie.
+    #[serde(default)]
+    login: String,
 }
 
 impl std::fmt::Debug for SignIn {
@@ -164,10 +207,19 @@ pub async fn login(
     Form(form): Form<SignIn>,
 ) -> Response {
     let next = next_of(Some(form.next.as_str()));
+    let served = cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
+    if served.is_empty() || !constant_time_eq(served.as_bytes(), form.login.as_bytes()) {
+        return login_page(
+            &headers,
+            StatusCode::FORBIDDEN,
+            &next,
+            Some("This sign-in form expired or did not come from this server: sign in again."),
+        );
+    }
     let token = if !form.api_key.trim().is_empty() {
         let key = form.api_key.trim().to_owned();
         if pangolin_identity::ApiKey::parse(&key).is_err() {
-            return refused(&next, "That is not an API key (pgl_…).");
+            return refused(&headers, &next, "That is not an API key (pgl_…).");
         }
         key
     } else {
@@ -178,7 +230,7 @@ pub async fn login(
         };
         let answer = match login::login(State(state), None, JsonBody(request)).await {
             Ok(answer) => answer,
-            Err(error) => return refused(&next, &error.message),
+            Err(error) => return refused(&headers, &next, &error.message),
         };
         let status = answer.status();
         let bytes = axum::body::to_bytes(answer.into_body(), 1 << 16)
@@ -191,7 +243,7 @@ pub async fn login(
                 let message = body["error"]["message"]
                     .as_str()
                     .unwrap_or("Wrong user or password.");
-                return refused(&next, message);
+                return refused(&headers, &next, message);
             }
         }
     };
@@ -202,8 +254,8 @@ pub async fn login(
     ([(header::SET_COOKIE, cookie)], Redirect::to(&next)).into_response()
 }
 
-fn refused(next: &str, problem: &str) -> Response {
-    (StatusCode::UNAUTHORIZED, login_page(next, Some(problem))).into_response()
+fn refused(headers: &HeaderMap, next: &str, problem: &str) -> Response {
+    login_page(headers, StatusCode::UNAUTHORIZED, next, Some(problem))
 }
 
 /// `; Secure` when the request came over TLS (through a proxy that says so).

@@ -51,9 +51,31 @@ pub async fn post_json(app: &axum::Router, uri: &str, body: serde_json::Value) {
     assert!(status.is_success(), "{uri}: {status} {value}");
 }
 
+/// Posts the sign-in form as a browser does: first the form (its login token and cookie), then
+/// `form` with that token.
+pub async fn sign_in(app: &axum::Router, form: &str) -> (StatusCode, HeaderMap, String) {
+    let (status, headers, page) = fetch(app, Method::GET, "/ui/login", None, None).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let cookie = headers[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = page
+        .split(r#"name="login" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let form = format!("{form}&login={token}");
+    fetch(app, Method::POST, "/ui/login", Some(&form), Some(&cookie)).await
+}
+
 /// The session cookie a sign-in through the form sets.
 pub async fn ui_session(app: &axum::Router, form: &str) -> String {
-    let (status, headers, text) = fetch(app, Method::POST, "/ui/login", Some(form), None).await;
+    let (status, headers, text) = sign_in(app, form).await;
     assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
     headers[header::SET_COOKIE]
         .to_str()
