@@ -1167,6 +1167,27 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
         ),
         case("GET", "/ui/admin/tenants", "/ui/admin/tenants", None, ROOT),
         case(
+            "POST",
+            "/ui/admin/tenants",
+            "/ui/admin/tenants",
+            Some(json!({"name": "made_in_ui"})),
+            ROOT,
+        ),
+        case(
+            "POST",
+            "/ui/admin/warehouses",
+            "/ui/admin/warehouses",
+            Some(json!({"name": "wh_ui", "storage": "x"})),
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/ui/admin/catalogs",
+            "/ui/admin/catalogs",
+            Some(json!({"name": "cat_ui", "warehouse": "files"})),
+            ADMINS,
+        ),
+        case(
             "GET",
             "/ui/admin/warehouses",
             "/ui/admin/warehouses",

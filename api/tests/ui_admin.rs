@@ -103,6 +103,57 @@ async fn a_tenant_admin_manages_users_service_users_and_keys() {
     let (status, _, warehouses) = get("/ui/admin/warehouses").await;
     assert_eq!(status, StatusCode::OK, "{warehouses}");
     assert!(warehouses.contains("files"), "{warehouses}");
+    // A warehouse (its secret never shown) and a catalog on it.
+    let root = format!("file://{}/ui-lake", env.dir.path().display());
+    let storage = format!(r#"{{"type": "local", "root": "{root}"}}"#);
+    let form = format!("csrf={csrf}&name=ui_wh&storage={}", url_encode(&storage));
+    let (status, _, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/warehouses",
+        Some(&form),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    let s3 = r#"{"type": "s3", "bucket": "lake", "region": "eu-west-1"}"#;
+    let credentials = r#"{"type": "s3", "access-key-id": "AKIAEXAMPLE", "secret-access-key": "very-secret-value"}"#;
+    let form = format!(
+        "csrf={csrf}&name=s3_wh&storage={}&credentials={}",
+        url_encode(s3),
+        url_encode(credentials)
+    );
+    let (status, _, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/warehouses",
+        Some(&form),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    let (_, _, listed) = get("/ui/admin/warehouses").await;
+    assert!(
+        listed.contains("ui_wh") && listed.contains("s3_wh"),
+        "{listed}"
+    );
+    assert!(
+        !listed.contains("very-secret-value"),
+        "secrets are never shown"
+    );
+    let (status, headers, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/catalogs",
+        Some(&format!("csrf={csrf}&name=ui_cat&warehouse=ui_wh")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    assert_eq!(headers[header::LOCATION], "/ui/catalogs/ui_cat");
+    let (status, _, refs) =
+        fetch(app, Method::GET, "/ui/catalogs/ui_cat", None, Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{refs}");
     let (status, _, roles) = get("/ui/admin/roles").await;
     assert_eq!(status, StatusCode::OK, "{roles}");
 

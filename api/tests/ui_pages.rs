@@ -99,10 +99,25 @@ async fn names_from_the_catalog_are_shown_as_text() {
         json!({"namespace": ["<script>alert(1)</script>"]}),
     )
     .await;
+    // And a table of that name, in a namespace of its own.
+    post_json(
+        &env.app,
+        "/v1/lake/namespaces",
+        json!({"namespace": ["web"]}),
+    )
+    .await;
+    post_json(
+        &env.app,
+        "/v1/lake/namespaces/web/tables",
+        json!({"name": "<script>alert(2)</script>", "schema": {"type": "struct", "fields": [
+            {"id": 1, "name": "<b>col</b>", "required": false, "type": "string"}]}}),
+    )
+    .await;
     for uri in [
         "/ui/catalogs/lake/entries",
         "/ui/catalogs/lake/log",
         "/ui/catalogs/lake/commits/main",
+        "/ui/catalogs/lake/table?ref=main&key=web%1F%3Cscript%3Ealert(2)%3C%2Fscript%3E",
     ] {
         let text = page(&env.app, uri).await;
         assert!(!text.contains("<script>"), "{uri} runs a name: {text}");

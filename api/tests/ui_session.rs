@@ -240,6 +240,29 @@ async fn root_reads_the_audit_log_and_verifies_its_chain() {
         tenants.contains("acme") && tenants.contains("globex"),
         "{tenants}"
     );
+    let csrf = tenants
+        .split(r#"name="csrf" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let form = format!("csrf={csrf}&name=initech&admin=peter&password={PASSWORD}");
+    let (status, _, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/admin/tenants",
+        Some(&form),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+    // Its first administrator signs in to it.
+    let (status, _, _) = sign_in(
+        app,
+        &format!("tenant=initech&username=peter&password={PASSWORD}"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
     // A tenant's user without ReadAudit is refused the page.
     let body = format!("tenant=acme&username=reader&password={PASSWORD}");
     let (_, headers, _) = sign_in(app, &body).await;

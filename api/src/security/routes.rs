@@ -463,6 +463,19 @@ pub static ROUTES: &[Route] = &[
         Path(ManageCatalogs, Tenant),
     ),
     route("GET", "/ui/admin/tenants", "ui.tenants", Root),
+    route("POST", "/ui/admin/tenants", "ui.tenant-create", Root),
+    route(
+        "POST",
+        "/ui/admin/warehouses",
+        "ui.warehouse-create",
+        Path(ManageCatalogs, Tenant),
+    ),
+    route(
+        "POST",
+        "/ui/admin/catalogs",
+        "ui.catalog-create",
+        Path(ManageCatalogs, Tenant),
+    ),
     route("GET", "/ui/audit/verify", "ui.audit-verify", Root),
     // Administration: tenants (root), and the caller's tenant's warehouses, users, service
     // users, API keys and roles. Role changes are authorized by the anti-escalation rules in

@@ -342,6 +342,7 @@ pub async fn warehouses_page(
         .await
         .map_err(fail)?
         .0;
+    let chrome = Chrome::of(&session);
     let body = html! {
         (admin_nav())
         @if list.warehouses.is_empty() { p.empty { "No warehouses in this tenant yet." } } @else {
@@ -355,8 +356,28 @@ pub async fn warehouses_page(
             }
         }
         (pager_as("page-token", "/ui/admin/warehouses", query.as_deref(), list.next_page_token.as_deref()))
+        h2 { "New warehouse" }
+        form method="post" action="/ui/admin/warehouses" {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            label for="name" { "Name" }
+            input #name type="text" name="name" required;
+            label for="storage" { "Storage " span.muted { "(JSON, as the API takes it)" } }
+            textarea #storage name="storage" rows="2" cols="70" required { r#"{"type": "local", "root": "/srv/lake"}"# }
+            label for="credentials" { "Credentials " span.muted { "(JSON; stored encrypted, never shown again)" } }
+            textarea #credentials name="credentials" rows="2" cols="70" {}
+            p { button type="submit" { "Create" } }
+        }
+        h2 { "New catalog" }
+        form method="post" action="/ui/admin/catalogs" {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            label for="catalog" { "Name" }
+            input #catalog type="text" name="name" required;
+            label for="warehouse" { "Warehouse" }
+            input #warehouse type="text" name="warehouse" required;
+            p { button type="submit" { "Create" } }
+        }
     };
-    Ok(page(&Chrome::of(&session), "Warehouses", body))
+    Ok(page(&chrome, "Warehouses and catalogs", body))
 }
 
 /// `/ui/admin/tenants`: the deployment's tenants (root only, as in the API).
@@ -370,6 +391,7 @@ pub async fn tenants_page(
         .await
         .map_err(fail)?
         .0;
+    let chrome = Chrome::of(&session);
     let body = html! {
         (admin_nav())
         @if list.tenants.is_empty() { p.empty { "No tenants." } } @else {
@@ -383,9 +405,21 @@ pub async fn tenants_page(
             }
         }
         (pager_as("page-token", "/ui/admin/tenants", query.as_deref(), list.next_page_token.as_deref()))
-        p.muted { "Tenants are created and deleted through the API or `pangolin admin tenant`." }
+        h2 { "New tenant" }
+        form method="post" action="/ui/admin/tenants" {
+            input type="hidden" name="csrf" value=(chrome.csrf());
+            label for="name" { "Name" }
+            input #name type="text" name="name" required;
+            label for="description" { "Description" }
+            input #description type="text" name="description";
+            label for="admin" { "First administrator " span.muted { "(optional)" } }
+            input #admin type="text" name="admin";
+            label for="password" { "Their password" }
+            input #password type="password" name="password" autocomplete="new-password";
+            p { button type="submit" { "Create" } }
+        }
     };
-    Ok(page(&Chrome::of(&session), "Tenants", body))
+    Ok(page(&chrome, "Tenants", body))
 }
 
 #[derive(Debug, Deserialize)]
@@ -515,6 +549,139 @@ pub async fn revoke_key(
         Ok(_) => {
             Redirect::to(&format!("/ui/admin/service-users/{}/keys", enc(&service))).into_response()
         }
+        Err(error) => error_page(&error),
+    }
+}
+
+/// A request body for an administration API handler, from a form's fields put together as
+/// JSON; a body the API would refuse to parse is a page that says why.
+fn request<T: serde::de::DeserializeOwned>(
+    body: serde_json::Value,
+) -> Result<T, crate::error::ApiError> {
+    serde_json::from_value(body).map_err(|e| crate::error::ApiError::bad_request(format!("{e}")))
+}
+
+/// A JSON form field, or the text itself when it is not JSON (the API then says what is wrong).
+fn json_field(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
+}
+
+#[derive(Deserialize)]
+pub struct NewWarehouse {
+    #[serde(default)]
+    csrf: String,
+    name: String,
+    storage: String,
+    #[serde(default)]
+    credentials: String,
+}
+
+impl std::fmt::Debug for NewWarehouse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewWarehouse")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `POST /ui/admin/warehouses`: a new warehouse; its credentials are stored encrypted and never
+/// shown again.
+pub async fn create_warehouse(
+    State(state): State<AppState>,
+    session: Session,
+    Form(form): Form<NewWarehouse>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let mut body =
+        serde_json::json!({"name": form.name.trim(), "storage": json_field(&form.storage)});
+    if !form.credentials.trim().is_empty() {
+        body["credentials"] = json_field(&form.credentials);
+    }
+    let body = match request(body) {
+        Ok(body) => body,
+        Err(error) => return error_page(&error),
+    };
+    match warehouses::create(State(state), JsonBody(body)).await {
+        Ok(_) => Redirect::to("/ui/admin/warehouses").into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct NewCatalog {
+    #[serde(default)]
+    csrf: String,
+    name: String,
+    warehouse: String,
+}
+
+/// `POST /ui/admin/catalogs`: a new catalog on a warehouse of the tenant.
+pub async fn create_catalog(
+    State(state): State<AppState>,
+    session: Session,
+    Form(form): Form<NewCatalog>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let body = match request(serde_json::json!({
+        "name": form.name.trim(), "warehouse": form.warehouse.trim()
+    })) {
+        Ok(body) => body,
+        Err(error) => return error_page(&error),
+    };
+    match crate::management::admin::catalogs::create(State(state), JsonBody(body)).await {
+        Ok(_) => Redirect::to(&format!("/ui/catalogs/{}", enc(form.name.trim()))).into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct NewTenant {
+    #[serde(default)]
+    csrf: String,
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    admin: String,
+    #[serde(default)]
+    password: String,
+}
+
+impl std::fmt::Debug for NewTenant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewTenant")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `POST /ui/admin/tenants` (root): a new tenant, with its first administrator when named.
+pub async fn create_tenant(
+    State(state): State<AppState>,
+    session: Session,
+    Form(form): Form<NewTenant>,
+) -> Response {
+    if !session.accepts(&form.csrf) {
+        return csrf_refused();
+    }
+    let mut body = serde_json::json!({"name": form.name.trim()});
+    if !form.description.trim().is_empty() {
+        body["description"] = form.description.trim().into();
+    }
+    if !form.admin.trim().is_empty() {
+        body["admin"] =
+            serde_json::json!({"username": form.admin.trim(), "password": form.password});
+    }
+    let body = match request(body) {
+        Ok(body) => body,
+        Err(error) => return error_page(&error),
+    };
+    match crate::management::admin::tenants::create(State(state), JsonBody(body)).await {
+        Ok(_) => Redirect::to("/ui/admin/tenants").into_response(),
         Err(error) => error_page(&error),
     }
 }

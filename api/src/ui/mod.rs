@@ -55,8 +55,15 @@ pub fn routes() -> Router<AppState> {
             "/ui/admin/service-users/{name}/keys/{key}/revoke",
             post(admin::revoke_key),
         )
-        .route("/ui/admin/warehouses", get(admin::warehouses_page))
-        .route("/ui/admin/tenants", get(admin::tenants_page))
+        .route(
+            "/ui/admin/warehouses",
+            get(admin::warehouses_page).post(admin::create_warehouse),
+        )
+        .route("/ui/admin/catalogs", post(admin::create_catalog))
+        .route(
+            "/ui/admin/tenants",
+            get(admin::tenants_page).post(admin::create_tenant),
+        )
         .route("/ui/audit", get(audit::log))
         .route("/ui/audit/verify", get(audit::verify))
         .route("/ui/login", get(session::form).post(session::login))
@@ -216,9 +223,16 @@ pub fn short(hash: &str) -> &str {
     hash.get(..12).unwrap_or(hash)
 }
 
-/// A URL query value, percent-encoded.
+/// What a path segment or query value keeps as it is: letters, digits and `-._~`.
+const URL_SAFE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A path segment or query value, percent-encoded.
 pub fn enc(value: &str) -> String {
-    percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
+    percent_encoding::utf8_percent_encode(value, URL_SAFE).to_string()
 }
 
 #[cfg(test)]
