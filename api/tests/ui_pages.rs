@@ -55,6 +55,12 @@ async fn pages_show_the_catalog_its_refs_log_commits_and_entries() {
         entries.contains("/table?ref=dev&amp;key=sales%1Forders"),
         "tables link to their page: {entries}"
     );
+    assert!(
+        entries.contains("/entries?ref=dev&amp;prefix=sales"),
+        "namespaces open what is under them: {entries}"
+    );
+    let under = page(app, "/ui/catalogs/lake/entries?ref=dev&prefix=sales").await;
+    assert!(under.contains("Under <code>sales</code>"), "{under}");
     let table = page(app, "/ui/catalogs/lake/table?ref=dev&key=sales%1Forders").await;
     for shown in [
         "<code>id</code>",

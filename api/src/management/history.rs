@@ -300,6 +300,11 @@ impl EntriesParams {
     pub fn reference(&self) -> Option<&str> {
         self.reference.as_deref().filter(|r| !r.is_empty())
     }
+
+    /// The key whose entries are asked for (levels joined by `%1F`), if any.
+    pub fn prefix(&self) -> Option<&str> {
+        self.prefix.as_deref().filter(|p| !p.is_empty())
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -21,6 +21,7 @@ pub async fn entries(
         .reference()
         .unwrap_or(pangolin_catalog::DEFAULT_BRANCH)
         .to_owned();
+    let shown_prefix = params.prefix().map(|p| p.replace('\u{1f}', "."));
     let listed = history::entries(
         State(state),
         PathParams(catalog.clone()),
@@ -31,6 +32,9 @@ pub async fn entries(
     .0;
     let base = format!("/ui/catalogs/{}", enc(&catalog));
     let body = html! {
+        @if let Some(prefix) = &shown_prefix {
+            p { "Under " code { (prefix) } " · " a href={ (base) "/entries?ref=" (enc(&reference)) } { "the whole catalog" } }
+        }
         p {
             "At " code { (reference) } " (commit "
             a.hash href={ (base) "/commits/" (listed.hash) } { (short(&listed.hash)) } ") in "
@@ -50,7 +54,11 @@ pub async fn entries(
                     @for item in &listed.entries {
                         tr {
                             td {
-                                @if item.entry.kind == "iceberg-table" {
+                                @if item.entry.kind == "namespace" {
+                                    a href={ (base) "/entries?ref=" (enc(&reference)) "&prefix=" (enc(&item.key.join("\u{1f}"))) } {
+                                        code { (item.key.join(".")) }
+                                    }
+                                } @else if item.entry.kind == "iceberg-table" {
                                     a href={ (base) "/table?ref=" (enc(&reference)) "&key=" (enc(&item.key.join("\u{1f}"))) } {
                                         code { (item.key.join(".")) }
                                     }
