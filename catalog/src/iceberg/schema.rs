@@ -114,16 +114,14 @@ impl Schema {
     /// The highest field id anywhere in the schema, nested fields included (0 when empty).
     pub fn highest_field_id(&self) -> i32 {
         let mut max = 0;
-        walk(&self.fields, "", None, &mut |id, _| max = max.max(id));
+        ids(&self.fields, &mut |id| max = max.max(id));
         max
     }
 
     /// Whether the schema has a field with this top-level or nested id.
     pub fn has_field(&self, id: i32) -> bool {
         let mut found = false;
-        walk(&self.fields, "", None, &mut |field_id, _| {
-            found |= field_id == id;
-        });
+        ids(&self.fields, &mut |field_id| found |= field_id == id);
         found
     }
 
@@ -241,6 +239,32 @@ impl Schema {
             },
             mapping,
         )
+    }
+}
+
+/// Every id of a struct, nested ones included, without the paths `walk` builds: this runs on
+/// every commit (`validate` checks `last-column-id` against it).
+fn ids(fields: &StructType, visit: &mut dyn FnMut(i32)) {
+    for field in &fields.fields {
+        visit(field.id);
+        type_ids(&field.field_type, visit);
+    }
+}
+
+fn type_ids(field_type: &Type, visit: &mut dyn FnMut(i32)) {
+    match field_type {
+        Type::Primitive(_) => {}
+        Type::Struct(s) => ids(s, visit),
+        Type::List(l) => {
+            visit(l.element_id);
+            type_ids(&l.element, visit);
+        }
+        Type::Map(m) => {
+            visit(m.key_id);
+            visit(m.value_id);
+            type_ids(&m.key, visit);
+            type_ids(&m.value, visit);
+        }
     }
 }
 
