@@ -109,10 +109,10 @@ pub async fn create_user(
         password: form.password,
         admin: form.admin.is_some(),
     };
-    match users::create(State(state), JsonBody(body)).await {
-        Ok(_) => Redirect::to("/ui/admin/users").into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        users::create(State(state), JsonBody(body)).await,
+        "/ui/admin/users",
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -134,10 +134,10 @@ pub async fn set_disabled(
     let body = SetDisabled {
         disabled: form.disabled,
     };
-    match users::set_disabled(State(state), PathParams(user), JsonBody(body)).await {
-        Ok(_) => Redirect::to("/ui/admin/users").into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        users::set_disabled(State(state), PathParams(user), JsonBody(body)).await,
+        "/ui/admin/users",
+    )
 }
 
 /// `/ui/admin/service-users`: the tenant's service users and a form for a new one.
@@ -194,10 +194,10 @@ pub async fn create_service_user(
     let body = CreateServiceUser {
         name: form.name.trim().to_owned(),
     };
-    match service_users::create(State(state), JsonBody(body)).await {
-        Ok(_) => Redirect::to("/ui/admin/service-users").into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        service_users::create(State(state), JsonBody(body)).await,
+        "/ui/admin/service-users",
+    )
 }
 
 /// `/ui/admin/service-users/{name}/keys`: a service user's keys (never their secrets).
@@ -450,10 +450,10 @@ pub async fn create_role(
             )));
         }
     };
-    match roles::create(State(state), JsonBody(request)).await {
-        Ok(_) => Redirect::to("/ui/admin/roles").into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        roles::create(State(state), JsonBody(request)).await,
+        "/ui/admin/roles",
+    )
 }
 
 /// `/ui/admin/roles/{role}`: who the role is bound to, and forms to bind and unbind.
@@ -545,12 +545,10 @@ pub async fn revoke_key(
     if !session.accepts(&form.csrf) {
         return csrf_refused();
     }
-    match api_keys::revoke(State(state), PathParams((service.clone(), key))).await {
-        Ok(_) => {
-            Redirect::to(&format!("/ui/admin/service-users/{}/keys", enc(&service))).into_response()
-        }
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        api_keys::revoke(State(state), PathParams((service.clone(), key))).await,
+        &format!("/ui/admin/service-users/{}/keys", enc(&service)),
+    )
 }
 
 /// A request body for an administration API handler, from a form's fields put together as
@@ -603,10 +601,10 @@ pub async fn create_warehouse(
         Ok(body) => body,
         Err(error) => return error_page(&error),
     };
-    match warehouses::create(State(state), JsonBody(body)).await {
-        Ok(_) => Redirect::to("/ui/admin/warehouses").into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        warehouses::create(State(state), JsonBody(body)).await,
+        "/ui/admin/warehouses",
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -632,10 +630,10 @@ pub async fn create_catalog(
         Ok(body) => body,
         Err(error) => return error_page(&error),
     };
-    match crate::management::admin::catalogs::create(State(state), JsonBody(body)).await {
-        Ok(_) => Redirect::to(&format!("/ui/catalogs/{}", enc(form.name.trim()))).into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        crate::management::admin::catalogs::create(State(state), JsonBody(body)).await,
+        &format!("/ui/catalogs/{}", enc(form.name.trim())),
+    )
 }
 
 #[derive(Deserialize)]
@@ -680,8 +678,8 @@ pub async fn create_tenant(
         Ok(body) => body,
         Err(error) => return error_page(&error),
     };
-    match crate::management::admin::tenants::create(State(state), JsonBody(body)).await {
-        Ok(_) => Redirect::to("/ui/admin/tenants").into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        crate::management::admin::tenants::create(State(state), JsonBody(body)).await,
+        "/ui/admin/tenants",
+    )
 }

@@ -4,7 +4,7 @@
 
 use axum::extract::{Form, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 
 use super::session::Session;
@@ -53,10 +53,10 @@ pub async fn create_ref(
             .map(|f| f.trim().to_owned())
             .filter(|f| !f.is_empty()),
     };
-    match refs::create(State(state), PathParams(catalog.clone()), JsonBody(request)).await {
-        Ok(_) => Redirect::to(&format!("/ui/catalogs/{}", enc(&catalog))).into_response(),
-        Err(error) => error_page(&error),
-    }
+    super::after(
+        refs::create(State(state), PathParams(catalog.clone()), JsonBody(request)).await,
+        &format!("/ui/catalogs/{}", enc(&catalog)),
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,14 +80,13 @@ pub async fn delete_ref(
         return csrf_refused();
     }
     let params = DeleteParams::expecting(form.expected.filter(|e| !e.is_empty()));
-    match refs::delete(
-        State(state),
-        PathParams((catalog.clone(), name)),
-        QueryParams(params),
+    super::after(
+        refs::delete(
+            State(state),
+            PathParams((catalog.clone(), name)),
+            QueryParams(params),
+        )
+        .await,
+        &format!("/ui/catalogs/{}", enc(&catalog)),
     )
-    .await
-    {
-        Ok(_) => Redirect::to(&format!("/ui/catalogs/{}", enc(&catalog))).into_response(),
-        Err(error) => error_page(&error),
-    }
 }

@@ -167,6 +167,15 @@ pub fn error_page(error: &ApiError) -> Response {
     (error.status, page(&Chrome::default(), title, body)).into_response()
 }
 
+/// What a form's handler answers: on success, the page to show next (post, redirect, get);
+/// otherwise the refusal as a page.
+pub fn after<T>(outcome: Result<T, ApiError>, next: &str) -> Response {
+    match outcome {
+        Ok(_) => axum::response::Redirect::to(next).into_response(),
+        Err(error) => error_page(&error),
+    }
+}
+
 /// A page or its error page.
 pub type PageResult = Result<Markup, Response>;
 
