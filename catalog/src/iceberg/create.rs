@@ -5,10 +5,23 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::metadata::{DEFAULT_FORMAT_VERSION, PartitionSpec, Schema, SortOrder, TableMetadata};
-use super::update::{MetadataBuilder, RESERVED_PROPERTIES, TableUpdate, UpdateError, blank};
+use super::update::{MetadataBuilder, TableUpdate, UpdateError, blank};
 
 /// Table property that picks the format version at creation; not kept as a property.
 pub const FORMAT_VERSION_PROPERTY: &str = "format-version";
+
+/// Table properties the reference implementation derives from the metadata and never stores.
+pub const RESERVED_PROPERTIES: &[&str] = &[
+    FORMAT_VERSION_PROPERTY,
+    "uuid",
+    "snapshot-count",
+    "current-snapshot-id",
+    "current-snapshot-summary",
+    "current-snapshot-timestamp-ms",
+    "current-schema",
+    "default-partition-spec",
+    "default-sort-order",
+];
 
 /// What a create request describes.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use super::create::FORMAT_VERSION_PROPERTY;
+use super::create::{FORMAT_VERSION_PROPERTY, RESERVED_PROPERTIES};
 use super::metadata::{
     EncryptionKey, MAIN_BRANCH, MetadataLogEntry, PARTITION_DATA_ID_START, PartitionSpec, RefType,
     SUPPORTED_FORMAT_VERSIONS, Schema, Snapshot, SnapshotLogEntry, SnapshotRef, SortOrder,
@@ -718,19 +718,6 @@ pub fn canonical_location(location: &str) -> String {
         _ => location.to_owned(),
     }
 }
-
-/// Table properties the reference implementation derives from the metadata and never stores.
-pub const RESERVED_PROPERTIES: &[&str] = &[
-    FORMAT_VERSION_PROPERTY,
-    "uuid",
-    "snapshot-count",
-    "current-snapshot-id",
-    "current-snapshot-summary",
-    "current-snapshot-timestamp-ms",
-    "current-schema",
-    "default-partition-spec",
-    "default-sort-order",
-];
 
 /// The retention settings a ref may carry, as the reference implementation's `SnapshotRef`.
 fn check_ref(
