@@ -79,14 +79,24 @@ def root_token(server):
 def click(browser, element):
     """Clicks a link or button and waits for the page it leads to: a click returns before the
     browser has navigated."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     page = browser.find_element(By.TAG_NAME, "html")
     element.click()
+
+    def left(_):
+        # Chromium reports an element of a page being replaced as stale, or, mid-navigation,
+        # as a node that "does not belong to the document": both mean the old page is gone.
+        try:
+            page.is_enabled()
+            return False
+        except WebDriverException:
+            return True
+
     wait = WebDriverWait(browser, 20)
-    wait.until(expected_conditions.staleness_of(page))
+    wait.until(left)
     # The old page is gone once the navigation starts; read the new one only once it is whole.
     wait.until(lambda b: b.execute_script("return document.readyState") == "complete")
 
