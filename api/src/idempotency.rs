@@ -220,11 +220,15 @@ fn encode(stored: &Stored) -> Bytes {
     Bytes::from(serde_json::to_vec(stored).unwrap_or_default())
 }
 
-/// The answer's body with its top-level `config` removed, and whether there was one.
+/// The answer's body with its top-level `config` and `storage-credentials` removed (both may
+/// hold credentials, which are never stored), and whether there was a `config`. A replay
+/// carries the warehouse's config as it is then and no vended credentials: the client asks
+/// the credentials route for fresh ones.
 fn without_config(bytes: &[u8]) -> (String, bool) {
     match serde_json::from_slice::<serde_json::Value>(bytes) {
         Ok(serde_json::Value::Object(mut map)) if map.contains_key("config") => {
             map.remove("config");
+            map.remove("storage-credentials");
             (serde_json::Value::Object(map).to_string(), true)
         }
         _ => (String::from_utf8_lossy(bytes).into_owned(), false),

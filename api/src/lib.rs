@@ -7,6 +7,7 @@
 
 pub mod address;
 pub mod config;
+pub mod delegation;
 pub mod directory;
 pub mod error;
 pub mod extract;

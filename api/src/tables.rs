@@ -4,6 +4,7 @@
 //! `sales@main#3fa9c1e2` (a commit of `main`), `sales@main#2026-11-30T12:00:00Z` (what `main`
 //! was then), `sales@main~2`. It overrides the reference of the URL prefix for that call.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use axum::Json;
@@ -12,13 +13,14 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use pangolin_catalog::iceberg::metadata::{PartitionSpec, Schema, SortOrder};
 use pangolin_catalog::iceberg::{NewTable, TableMetadata, TableRequirement, TableUpdate};
-use pangolin_catalog::{CommitMeta, LoadedTable, table_commit_meta};
+use pangolin_catalog::{CommitMeta, table_commit_meta};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 // Name parsing lives in `address.rs`, shared with views; the re-export keeps
 // `crate::tables::{Identifier, writable}` working for `transactions.rs`.
 use crate::address::{Identifier, RenameRequest, address, ensure_body_matches_path, writable};
+use crate::delegation::{self, Delegated, Grant, Requested, StorageCredential};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
@@ -26,6 +28,7 @@ use crate::namespaces::{MAX_PAGE, decode_token, encode_token, levels, namespace_
 use crate::security::{self, Caller, resource};
 use crate::state::{AppState, Scope};
 use pangolin_catalog::authz::Privilege;
+use pangolin_store::ContentKey;
 
 /// A table as clients load it, with the settings they need to reach its files. Serialized
 /// straight from the metadata (no intermediate JSON tree): loads are the hottest route.
@@ -34,19 +37,34 @@ struct LoadResult<'a> {
     #[serde(rename = "metadata-location")]
     metadata_location: Option<&'a str>,
     metadata: &'a TableMetadata,
-    config: &'a BTreeMap<String, String>,
+    config: Cow<'a, BTreeMap<String, String>>,
+    #[serde(
+        rename = "storage-credentials",
+        skip_serializing_if = "<[_]>::is_empty"
+    )]
+    storage_credentials: Vec<StorageCredential>,
 }
 
-fn load_result<'a>(
-    scope: &'a Scope,
-    table: &'a LoadedTable,
-    metadata: &'a TableMetadata,
-) -> Json<LoadResult<'a>> {
-    Json(LoadResult {
-        metadata_location: table.metadata_location.as_deref(),
-        metadata,
-        config: client_config(scope),
-    })
+impl<'a> LoadResult<'a> {
+    /// The answer for `metadata`, with the warehouse's config and whatever access
+    /// `delegated` carries.
+    fn new(
+        scope: &'a Scope,
+        metadata_location: Option<&'a str>,
+        metadata: &'a TableMetadata,
+        delegated: Option<Delegated>,
+    ) -> Self {
+        let (config, storage_credentials) = match delegated {
+            None => (Cow::Borrowed(client_config(scope)), Vec::new()),
+            Some(delegated) => (Cow::Owned(delegated.config), delegated.storage_credentials),
+        };
+        Self {
+            metadata_location,
+            metadata,
+            config,
+            storage_credentials,
+        }
+    }
 }
 
 /// What clients need to reach the catalog's files (empty without a warehouse).
@@ -56,6 +74,22 @@ fn client_config(scope: &Scope) -> &BTreeMap<String, String> {
         .catalog
         .warehouse()
         .map_or_else(|_| NONE.get_or_init(BTreeMap::new), |w| w.client_config())
+}
+
+/// The delegated access the client asked for in `headers`, if the warehouse offers it.
+async fn delegate(
+    state: &AppState,
+    scope: &Scope,
+    key: &ContentKey,
+    metadata: &TableMetadata,
+    grant: Grant<'_>,
+    headers: &HeaderMap,
+) -> Result<Option<Delegated>, ApiError> {
+    let requested = Requested::from_headers(headers);
+    if !requested.any() {
+        return Ok(None);
+    }
+    delegation::for_table(state, &scope.catalog, key, metadata, grant, requested).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,6 +157,7 @@ pub struct CreateRequest {
 pub async fn create(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
+    headers: HeaderMap,
     JsonBody(request): JsonBody<CreateRequest>,
 ) -> Result<Response, ApiError> {
     let scope = state.scope(&prefix).await?;
@@ -143,13 +178,24 @@ pub async fn create(
             scope.catalog.name(),
             &key.to_string(),
         );
-        return Ok(Json(LoadResult {
-            metadata_location: None,
-            metadata: &metadata,
-            config: client_config(&scope),
-        })
-        .into_response());
+        let delegated = delegate(&state, &scope, &key, &metadata, Grant::Creator, &headers).await?;
+        return Ok(Json(LoadResult::new(&scope, None, &metadata, delegated)).into_response());
     }
+    // Credentials are vended before the table exists, so a token service that refuses leaves
+    // nothing behind; the table is then created where they are valid.
+    let mut table = table;
+    let delegated = if delegation::vends(&scope.catalog, Requested::from_headers(&headers)) {
+        let prepared = scope
+            .catalog
+            .prepare_table(&branch, &key, table.clone())
+            .await?;
+        let grant = Grant::Creator;
+        let delegated = delegate(&state, &scope, &key, &prepared, grant, &headers).await?;
+        table.location = prepared.location;
+        delegated
+    } else {
+        None
+    };
     let (_, created) = scope
         .catalog
         .create_table(
@@ -159,7 +205,14 @@ pub async fn create(
             &table_commit_meta(&Caller::current_name(), "create", &key),
         )
         .await?;
-    Ok(load_result(&scope, &created, &created.metadata).into_response())
+    let location = created.metadata_location.as_deref();
+    Ok(Json(LoadResult::new(
+        &scope,
+        location,
+        &created.metadata,
+        delegated,
+    ))
+    .into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -204,15 +257,22 @@ pub async fn load(
         });
     let mut response = if unchanged {
         StatusCode::NOT_MODIFIED.into_response()
-    } else if mode == "refs" {
-        load_result(
-            &scope,
-            &loaded,
-            &loaded.metadata.with_referenced_snapshots_only(),
-        )
-        .into_response()
     } else {
-        load_result(&scope, &loaded, &loaded.metadata).into_response()
+        let grant = Grant::Privileges(&at);
+        let delegated = delegate(&state, &scope, &key, &loaded.metadata, grant, &headers).await?;
+        let location = loaded.metadata_location.as_deref();
+        if mode == "refs" {
+            let metadata = loaded.metadata.with_referenced_snapshots_only();
+            Json(LoadResult::new(&scope, location, &metadata, delegated)).into_response()
+        } else {
+            Json(LoadResult::new(
+                &scope,
+                location,
+                &loaded.metadata,
+                delegated,
+            ))
+            .into_response()
+        }
     };
     if let Ok(value) = HeaderValue::from_str(&etag) {
         response.headers_mut().insert(header::ETAG, value);
@@ -220,22 +280,31 @@ pub async fn load(
     Ok(response)
 }
 
-/// Storage credentials for a table. The server vends none yet: its warehouse credentials stay
-/// with it, so the answer is an empty list, never an error.
+/// Storage credentials for a table: those the client asks for in
+/// `X-Iceberg-Access-Delegation` and the warehouse vends, else an empty list (never an error:
+/// clients ask whether or not anything is vended).
 pub async fn credentials(
     State(state): State<AppState>,
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &table)?;
-    if !scope.catalog.table_exists(&at, &key).await? {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "NoSuchTableException",
-            format!("Table does not exist: {key}"),
-        ));
-    }
-    Ok(Json(json!({ "storage-credentials": [] })))
+    let mut requested = Requested::from_headers(&headers);
+    // Asking this route is asking for credentials, whatever the header says.
+    requested.vended_credentials = true;
+    let loaded = scope.catalog.load_table(&at, &key).await?;
+    let delegated = delegation::for_table(
+        &state,
+        &scope.catalog,
+        &key,
+        &loaded.metadata,
+        Grant::Privileges(&at),
+        requested,
+    )
+    .await?;
+    let credentials = delegated.map(|d| d.storage_credentials).unwrap_or_default();
+    Ok(Json(json!({ "storage-credentials": credentials })))
 }
 
 pub async fn exists(
@@ -375,6 +444,7 @@ pub struct RegisterRequest {
 pub async fn register(
     State(state): State<AppState>,
     PathParams((prefix, namespace)): PathParams<(String, String)>,
+    headers: HeaderMap,
     JsonBody(request): JsonBody<RegisterRequest>,
 ) -> Result<Response, ApiError> {
     let scope = state.scope(&prefix).await?;
@@ -391,7 +461,23 @@ pub async fn register(
             &table_commit_meta(&Caller::current_name(), "register", &key),
         )
         .await?;
-    Ok(load_result(&scope, &registered, &registered.metadata).into_response())
+    let delegated = delegate(
+        &state,
+        &scope,
+        &key,
+        &registered.metadata,
+        Grant::Creator,
+        &headers,
+    )
+    .await?;
+    let location = registered.metadata_location.as_deref();
+    Ok(Json(LoadResult::new(
+        &scope,
+        location,
+        &registered.metadata,
+        delegated,
+    ))
+    .into_response())
 }
 
 /// Scan and commit reports from engines: logged, not stored.

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use pangolin_delegation::s3::StsVendor;
 use pangolin_store::ContentKey;
 
 use crate::iceberg::FileIo;
@@ -15,6 +16,20 @@ pub struct OutsideWarehouse {
     pub root: String,
 }
 
+/// How a warehouse lets engines reach a table's files without its own keys (see
+/// `pangolin_delegation`). Empty for a warehouse that delegates nothing.
+#[derive(Debug, Default)]
+pub struct Delegation {
+    /// Vends short-lived credentials scoped to a table's prefixes.
+    pub vendor: Option<Arc<StsVendor>>,
+}
+
+impl Delegation {
+    pub fn is_empty(&self) -> bool {
+        self.vendor.is_none()
+    }
+}
+
 /// A storage location for table data and metadata, and the file access to reach it.
 #[derive(Clone)]
 pub struct Warehouse {
@@ -23,6 +38,8 @@ pub struct Warehouse {
     pub io: Arc<FileIo>,
     /// Computed once: every table load sends it.
     client_config: Arc<BTreeMap<String, String>>,
+    /// `None` when nothing is delegated, so a load checks one pointer.
+    delegation: Option<Arc<Delegation>>,
 }
 
 /// Leaves out the client config, which may hold credentials.
@@ -43,7 +60,19 @@ impl Warehouse {
             root,
             io,
             client_config,
+            delegation: None,
         }
+    }
+
+    /// This warehouse, delegating access to its files as `delegation` says.
+    pub fn with_delegation(mut self, delegation: Delegation) -> Self {
+        self.delegation = (!delegation.is_empty()).then(|| Arc::new(delegation));
+        self
+    }
+
+    /// How access to the files is delegated, if at all.
+    pub fn delegation(&self) -> Option<&Delegation> {
+        self.delegation.as_deref()
     }
 
     /// Where a new table or view `key` goes when the client names no location: below its

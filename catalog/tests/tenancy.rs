@@ -143,6 +143,8 @@ fn s3(session_token: bool) -> WarehouseSpec {
             endpoint: Some("http://127.0.0.1:9000".into()),
             path_style: None,
             hand_out_credentials: false,
+            sts: None,
+            remote_signing: false,
         },
         credentials: Some(Credentials::S3 {
             access_key_id: ACCESS_KEY_ID.into(),
@@ -741,6 +743,8 @@ async fn concurrent_updates_of_one_warehouse_have_exactly_one_winner(f: Fixture)
                     endpoint: Some("http://127.0.0.1:9000".into()),
                     path_style: None,
                     hand_out_credentials: false,
+                    sts: None,
+                    remote_signing: false,
                 }),
                 credentials: None,
             };

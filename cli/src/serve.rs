@@ -17,8 +17,8 @@ use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
 use pangolin_catalog::iceberg::{S3Settings, Secret};
 use pangolin_catalog::tenancy::{
-    Credentials, DefaultSetup, SecretKey, StorageConfig, Tenancy, UpdateWarehouseError,
-    WarehouseSpec, WarehouseUpdate,
+    Credentials, DefaultSetup, SecretKey, StorageConfig, StsSettings, Tenancy,
+    UpdateWarehouseError, WarehouseSpec, WarehouseUpdate,
 };
 use pangolin_catalog::{SoleWriterRefCache, Store};
 use pangolin_identity::{Identity, IdentityConfig, Password, SigningKey, SystemClock};
@@ -93,6 +93,34 @@ pub(crate) struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new(),
     )]
     s3_hand_out_credentials: Option<bool>,
+    /// Vend clients short-lived credentials scoped to each table, from this role
+    /// (`arn:aws:iam::<account>:role/<name>`), assumed with the static S3 keys.
+    #[arg(long, env = "PANGOLIN_S3_ROLE_ARN")]
+    s3_role_arn: Option<String>,
+    /// The external id the role's trust policy asks for.
+    #[arg(long, env = "PANGOLIN_S3_EXTERNAL_ID", requires = "s3_role_arn")]
+    s3_external_id: Option<String>,
+    /// The STS endpoint [default: `--s3-endpoint`, else AWS's].
+    #[arg(long, env = "PANGOLIN_S3_STS_ENDPOINT", requires = "s3_role_arn")]
+    s3_sts_endpoint: Option<String>,
+    /// How long vended credentials live, in seconds (AWS: 900 or more) [default: 900].
+    #[arg(
+        long,
+        env = "PANGOLIN_S3_CREDENTIAL_LIFETIME",
+        requires = "s3_role_arn"
+    )]
+    s3_credential_lifetime: Option<u64>,
+    /// Sign clients' S3 requests for a table's files when they ask for remote signing
+    /// [default: false].
+    #[arg(
+        long,
+        env = "PANGOLIN_S3_REMOTE_SIGNING",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new(),
+    )]
+    s3_remote_signing: Option<bool>,
     /// Serve without authentication: every request acts as root of the default tenant. For
     /// local evaluation only: the server then refuses to listen beyond loopback.
     #[arg(
@@ -144,6 +172,11 @@ struct FileConfig {
     s3_secret_access_key: Option<Secret>,
     s3_path_style: Option<bool>,
     s3_hand_out_credentials: Option<bool>,
+    s3_role_arn: Option<String>,
+    s3_external_id: Option<String>,
+    s3_sts_endpoint: Option<String>,
+    s3_credential_lifetime: Option<u64>,
+    s3_remote_signing: Option<bool>,
     no_auth: Option<bool>,
     root_password: Option<Secret>,
     jwt_secret: Option<Secret>,
@@ -162,6 +195,8 @@ struct Settings {
     cache_mib: u64,
     /// For `s3://` locations; redacts its secret when shown.
     s3: S3Settings,
+    /// How an `s3://` default warehouse delegates access to clients.
+    s3_delegation: S3Delegation,
     no_auth: bool,
     root_password: Option<Secret>,
     jwt_secret: Option<Secret>,
@@ -191,6 +226,25 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .unwrap_or(false),
     };
     s3.validate().map_err(anyhow::Error::msg)?;
+    let s3_delegation = S3Delegation {
+        sts: args
+            .s3_role_arn
+            .or(file.s3_role_arn)
+            .map(|role_arn| StsSettings {
+                role_arn,
+                external_id: args.s3_external_id.or(file.s3_external_id),
+                endpoint: args.s3_sts_endpoint.or(file.s3_sts_endpoint),
+                region: None,
+                lifetime_seconds: args
+                    .s3_credential_lifetime
+                    .or(file.s3_credential_lifetime)
+                    .unwrap_or(900),
+            }),
+        remote_signing: args
+            .s3_remote_signing
+            .or(file.s3_remote_signing)
+            .unwrap_or(false),
+    };
     Ok(Settings {
         listen: args
             .listen
@@ -209,6 +263,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .unwrap_or_else(|| "default".to_owned()),
         cache_mib: args.cache_mib.or(file.cache_mib).unwrap_or(256),
         s3,
+        s3_delegation,
         no_auth: args.no_auth.or(file.no_auth).unwrap_or(false),
         root_password: args.root_password.or(file.root_password),
         jwt_secret: args.jwt_secret.or(file.jwt_secret),
@@ -383,8 +438,16 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How the default warehouse delegates access to its files (the `--s3-role-arn` and
+/// `--s3-remote-signing` settings).
+#[derive(Debug, Clone, Default)]
+struct S3Delegation {
+    sts: Option<StsSettings>,
+    remote_signing: bool,
+}
+
 /// The warehouse the flags describe (`--warehouse` and the `--s3-*` settings).
-fn warehouse_spec(location: &str, s3: &S3Settings) -> WarehouseSpec {
+fn warehouse_spec(location: &str, s3: &S3Settings, delegation: &S3Delegation) -> WarehouseSpec {
     let Some(rest) = location.strip_prefix("s3://") else {
         return WarehouseSpec {
             storage: StorageConfig::Local {
@@ -405,6 +468,8 @@ fn warehouse_spec(location: &str, s3: &S3Settings) -> WarehouseSpec {
             endpoint: s3.endpoint.clone(),
             path_style: s3.path_style,
             hand_out_credentials: s3.hand_out_credentials,
+            sts: delegation.sts.clone(),
+            remote_signing: delegation.remote_signing,
         },
         credentials: match (&s3.access_key_id, &s3.secret_access_key) {
             (Some(id), Some(secret)) => Some(Credentials::S3 {
@@ -425,7 +490,7 @@ async fn default_catalog(
     settings: &Settings,
     location: &str,
 ) -> anyhow::Result<()> {
-    let spec = warehouse_spec(location, &settings.s3);
+    let spec = warehouse_spec(location, &settings.s3, &settings.s3_delegation);
     let outcome = tenancy
         .ensure_default(DefaultSetup {
             tenant: TENANT.to_owned(),

@@ -90,6 +90,31 @@ impl Security {
         }
     }
 
+    /// Whether `caller` holds `privilege` on `resource` at `branch`: the same decision as
+    /// [`authorize`](Self::authorize), for choosing what to grant (read or read-write storage
+    /// access), so a "no" is an answer, not a refusal, and is not audited.
+    pub async fn allows(
+        &self,
+        caller: &Caller,
+        privilege: Privilege,
+        resource: Resource,
+        branch: Option<&str>,
+    ) -> Result<bool, ApiError> {
+        if caller.unrestricted {
+            return Ok(true);
+        }
+        let roles = self.roles(caller).await?;
+        let request = Request {
+            privilege,
+            resource,
+            branch: branch.map(str::to_owned),
+        };
+        Ok(matches!(
+            authz::decide(&caller.principal, &roles, &request),
+            Decision::Allow
+        ))
+    }
+
     /// The one authorization check: may `caller` do `privilege` on `resource` at `branch`?
     /// With `or_below`, holding it on anything beneath `resource` is enough (listings).
     /// A refusal is audited and answered with 403.

@@ -8,7 +8,12 @@ use pangolin_records::RecordKey;
 use zeroize::Zeroizing;
 
 use super::secret::{self, SealError, Sealed, SecretKey};
-use crate::iceberg::{S3Settings, Secret};
+use std::time::Duration;
+
+use pangolin_delegation::Access;
+use pangolin_delegation::s3::{S3Prefix, StsConfig, StsVendor, VendError};
+
+use crate::iceberg::{DEFAULT_S3_REGION, S3Settings, Secret};
 
 /// Where a warehouse's files are.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -38,6 +43,12 @@ pub enum StorageConfig {
         /// See [`S3Settings::hand_out_credentials`].
         #[serde(default)]
         hand_out_credentials: bool,
+        /// Vend short-lived credentials scoped to each table, from this role.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sts: Option<StsSettings>,
+        /// Sign clients' S3 requests for a table's files (the `remote-signing` delegation).
+        #[serde(default)]
+        remote_signing: bool,
     },
     /// Azure Blob Storage: modelled, not served yet (see [`RuntimeError::Unsupported`](super::RuntimeError::Unsupported)).
     Azure {
@@ -54,7 +65,59 @@ pub enum StorageConfig {
     },
 }
 
+/// Where vended credentials come from: STS `AssumeRole` on this role, called with the
+/// warehouse's own keys. None of it is secret (an external id guards against a confused
+/// deputy; it is not a password), so it is stored and shown in the clear.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct StsSettings {
+    pub role_arn: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+    /// The STS endpoint; the storage's endpoint when absent, else AWS's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The STS region; the storage's when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// How long vended credentials live.
+    #[serde(default = "default_lifetime")]
+    pub lifetime_seconds: u64,
+}
+
+/// AWS's shortest role session.
+const DEFAULT_LIFETIME_SECONDS: u64 = 900;
+
+fn default_lifetime() -> u64 {
+    DEFAULT_LIFETIME_SECONDS
+}
+
 impl StorageConfig {
+    /// The STS configuration of an S3 storage that vends credentials, with the storage's
+    /// endpoint and region filled in where the STS settings name none.
+    pub fn sts_config(&self) -> Option<StsConfig> {
+        let Self::S3 {
+            region,
+            endpoint,
+            sts: Some(sts),
+            ..
+        } = self
+        else {
+            return None;
+        };
+        Some(StsConfig {
+            role_arn: sts.role_arn.clone(),
+            external_id: sts.external_id.clone(),
+            endpoint: sts.endpoint.clone().or_else(|| endpoint.clone()),
+            region: sts
+                .region
+                .clone()
+                .or_else(|| region.clone())
+                .unwrap_or_else(|| DEFAULT_S3_REGION.to_owned()),
+            lifetime: Duration::from_secs(sts.lifetime_seconds),
+        })
+    }
+
     pub(super) fn kind(&self) -> &'static str {
         match self {
             Self::Local { .. } => "local",
@@ -70,6 +133,9 @@ impl StorageConfig {
             Self::Local { root } => local_root(root).map(|_| ()),
             Self::S3 { bucket, .. } => {
                 valid_bucket(bucket)?;
+                if let Some(sts) = self.sts_config() {
+                    sts.validate()?;
+                }
                 self.s3_settings(None).validate()
             }
             Self::Azure {
@@ -108,6 +174,66 @@ impl StorageConfig {
             hand_out_credentials: *hand_out_credentials,
         }
     }
+}
+
+/// The vendor of an S3 storage with STS settings, calling STS with `credentials`' keys.
+/// `None` for a storage that vends nothing; an error when it should but has no keys.
+pub(super) fn sts_vendor(
+    storage: &StorageConfig,
+    credentials: Option<&Credentials>,
+) -> Result<Option<StsVendor>, String> {
+    let Some(config) = storage.sts_config() else {
+        return Ok(None);
+    };
+    match credentials {
+        Some(Credentials::S3 {
+            access_key_id,
+            secret_access_key,
+            ..
+        }) => Ok(Some(StsVendor::new(
+            config,
+            access_key_id,
+            &pangolin_delegation::Secret::new(secret_access_key.expose()),
+        ))),
+        None => keys_needed(storage).map(|()| None),
+    }
+}
+
+/// Tries the STS settings of `storage` once: an `AssumeRole` for read access to the
+/// warehouse's root. Nothing to try without STS settings.
+pub(super) async fn verify_sts(
+    storage: &StorageConfig,
+    credentials: Option<&Credentials>,
+) -> Result<(), VerifyError> {
+    let Some(vendor) = sts_vendor(storage, credentials).map_err(VerifyError::Invalid)? else {
+        return Ok(());
+    };
+    let StorageConfig::S3 { bucket, prefix, .. } = storage else {
+        return Ok(());
+    };
+    let key = prefix
+        .as_deref()
+        .map(|p| p.trim_matches('/'))
+        .filter(|p| !p.is_empty())
+        .unwrap_or("pangolin-check");
+    let root = S3Prefix {
+        bucket: bucket.clone(),
+        key: key.to_owned(),
+    };
+    vendor
+        .assume(&[root], Access::Read)
+        .await
+        .map(|_| ())
+        .map_err(VerifyError::Sts)
+}
+
+/// Why a storage's delegation settings did not work when tried.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the STS settings do not work: {0}")]
+    Sts(#[source] VendError),
 }
 
 /// A local root as a `file://` URL.
@@ -246,12 +372,34 @@ pub(super) struct SealedCredentials {
     pub(super) sealed: Sealed,
 }
 
+/// Refuses a storage that delegates access (vending or signing) when it has no keys: the
+/// server calls STS, or signs, with the warehouse's own.
+pub(super) fn keys_needed(storage: &StorageConfig) -> Result<(), String> {
+    match storage {
+        StorageConfig::S3 { sts: Some(_), .. } => Err(
+            "vending credentials needs the warehouse's S3 keys: the server calls STS with them"
+                .to_owned(),
+        ),
+        StorageConfig::S3 {
+            remote_signing: true,
+            ..
+        } => Err(
+            "remote signing needs the warehouse's S3 keys: the server signs requests with them"
+                .to_owned(),
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// Checks a spec's storage and that its credentials fit that storage.
 pub(super) fn check_spec(
     storage: &StorageConfig,
     credentials: Option<&Credentials>,
 ) -> Result<(), String> {
     storage.validate()?;
+    if credentials.is_none() {
+        keys_needed(storage)?;
+    }
     match (storage, credentials) {
         (_, None) | (StorageConfig::S3 { .. }, Some(Credentials::S3 { .. })) => Ok(()),
         (storage, Some(credentials)) => Err(format!(

@@ -15,11 +15,12 @@ use super::name::{Name, NameError};
 use super::records::{self, Page, PutError, RecordsError, Versioned};
 use super::secret::{self, OpenError, SealError, SecretKey};
 use super::storage::{
-    Credentials, SealedCredentials, StorageConfig, check_spec, local_root, with_prefix,
+    Credentials, SealedCredentials, StorageConfig, VerifyError, check_spec, keys_needed,
+    local_root, sts_vendor, verify_sts, with_prefix,
 };
 use super::tenant::ListError;
 use crate::iceberg::{FileIo, IoError, StorageOptions};
-use crate::warehouse::Warehouse;
+use crate::warehouse::{Delegation, Warehouse};
 
 /// How many parsed metadata files a runtime warehouse keeps in memory.
 pub const RUNTIME_CACHED_TABLES: usize = 10_000;
@@ -149,6 +150,7 @@ impl WarehouseRecord {
             warehouse: self.name.clone(),
             what,
         };
+        let mut delegation = Delegation::default();
         let (root, options) = match &self.storage {
             StorageConfig::Local { root } => {
                 if credentials.is_some() {
@@ -169,6 +171,9 @@ impl WarehouseRecord {
                 }
                 let s3 = self.storage.s3_settings(credentials.as_ref());
                 s3.validate().map_err(invalid)?;
+                delegation.vendor = sts_vendor(&self.storage, credentials.as_ref())
+                    .map_err(invalid)?
+                    .map(Arc::new);
                 let root = with_prefix(format!("s3://{bucket}"), prefix.as_deref());
                 (root, StorageOptions { s3 })
             }
@@ -190,7 +195,7 @@ impl WarehouseRecord {
                 warehouse: self.name.clone(),
                 source,
             })?;
-        Ok(Warehouse::new(root, Arc::new(io)))
+        Ok(Warehouse::new(root, Arc::new(io)).with_delegation(delegation))
     }
 }
 
@@ -205,6 +210,12 @@ pub enum CreateWarehouseError {
     Exists { tenant: Name, warehouse: Name },
     #[error("invalid warehouse `{warehouse}`: {reason}")]
     Invalid { warehouse: Name, reason: String },
+    #[error("warehouse `{warehouse}`: {source}")]
+    Unverified {
+        warehouse: Name,
+        #[source]
+        source: VerifyError,
+    },
     #[error(transparent)]
     Seal(#[from] SealError),
     #[error(transparent)]
@@ -239,6 +250,12 @@ pub enum UpdateWarehouseError {
     },
     #[error("invalid warehouse `{warehouse}`: {reason}")]
     Invalid { warehouse: Name, reason: String },
+    #[error("warehouse `{warehouse}`: {source}")]
+    Unverified {
+        warehouse: Name,
+        #[source]
+        source: VerifyError,
+    },
     #[error(transparent)]
     Seal(#[from] SealError),
     #[error(transparent)]
@@ -279,6 +296,12 @@ impl Tenancy {
                 reason,
             }
         })?;
+        verify_sts(&spec.storage, spec.credentials.as_ref())
+            .await
+            .map_err(|source| CreateWarehouseError::Unverified {
+                warehouse: name.clone(),
+                source,
+            })?;
         let tenant_key = records::tenant_key(&tenant);
         if self
             .records()
@@ -387,6 +410,8 @@ impl Tenancy {
             reason,
         };
         let mut warehouse = current.value;
+        let changed = update.storage.is_some() || update.credentials.is_some();
+        let given = update.credentials.clone().flatten();
         if let Some(storage) = update.storage {
             warehouse.storage = storage;
         }
@@ -395,8 +420,14 @@ impl Tenancy {
                 check_spec(&warehouse.storage, Some(&credentials)).map_err(invalid)?;
                 warehouse.credentials = Some(credentials.seal(&self.key, &key)?);
             }
-            Some(None) => warehouse.credentials = None,
+            Some(None) => {
+                keys_needed(&warehouse.storage).map_err(invalid)?;
+                warehouse.credentials = None;
+            }
             None => {
+                if warehouse.credentials.is_none() {
+                    keys_needed(&warehouse.storage).map_err(invalid)?;
+                }
                 warehouse.storage.validate().map_err(invalid)?;
                 let kind = warehouse.credentials.as_ref().map(|c| c.kind.as_str());
                 if kind.is_some_and(|kind| kind != warehouse.storage.kind()) {
@@ -406,6 +437,20 @@ impl Tenancy {
                     ));
                 }
             }
+        }
+        if changed && warehouse.storage.sts_config().is_some() {
+            let credentials = match given {
+                Some(given) => Some(given),
+                None => warehouse
+                    .credentials(&self.key)
+                    .map_err(|e| invalid(format!("its credentials cannot be read: {e}")))?,
+            };
+            verify_sts(&warehouse.storage, credentials.as_ref())
+                .await
+                .map_err(|source| UpdateWarehouseError::Unverified {
+                    warehouse: name.clone(),
+                    source,
+                })?;
         }
         warehouse.updated_at = Timestamp::now();
         let expected = ExpectedVersion::Is(expected_version);

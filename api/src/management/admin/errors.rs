@@ -10,8 +10,9 @@ use pangolin_catalog::authz::{
 use pangolin_catalog::tenancy::{
     CreateCatalogError, CreateTenantError, CreateWarehouseError, DeleteCatalogError,
     DeleteTenantError, DeleteWarehouseError, GetCatalogError, GetTenantError, GetWarehouseError,
-    ListError, RecordsError, UpdateTenantError, UpdateWarehouseError,
+    ListError, RecordsError, UpdateTenantError, UpdateWarehouseError, VerifyError,
 };
+use pangolin_delegation::s3::VendError;
 use pangolin_identity::{
     ChangePasswordError, CreateApiKeyError, CreateServiceUserError, CreateUserError,
     RevokeApiKeyError, RevokeTokenError, StoreError, UpdateServiceUserError, UpdateUserError,
@@ -234,6 +235,23 @@ impl From<DeleteTenantError> for ApiError {
     }
 }
 
+/// Settings that were tried and failed: 400 when the token service refused them (the
+/// settings are wrong), 503 when it could not be reached or answered nonsense.
+fn unverified(source: &VerifyError, message: String) -> ApiError {
+    match source {
+        VerifyError::Sts(VendError::Unreachable { .. } | VendError::Malformed { .. }) => {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailableException",
+                message,
+            )
+        }
+        VerifyError::Invalid(_) | VerifyError::Sts(VendError::Refused { .. }) => {
+            ApiError::bad_request(message)
+        }
+    }
+}
+
 impl From<CreateWarehouseError> for ApiError {
     fn from(error: CreateWarehouseError) -> Self {
         match error {
@@ -244,6 +262,9 @@ impl From<CreateWarehouseError> for ApiError {
                 missing("NoSuchTenantException", error.to_string())
             }
             CreateWarehouseError::Exists { .. } => exists(error.to_string()),
+            CreateWarehouseError::Unverified { ref source, .. } => {
+                unverified(source, error.to_string())
+            }
             CreateWarehouseError::Seal(e) => Self::internal(&e),
             CreateWarehouseError::Records(e) => e.into(),
         }
@@ -271,6 +292,9 @@ impl From<UpdateWarehouseError> for ApiError {
                 missing("NoSuchWarehouseException", error.to_string())
             }
             UpdateWarehouseError::Conflict { .. } => conflict(error.to_string()),
+            UpdateWarehouseError::Unverified { ref source, .. } => {
+                unverified(source, error.to_string())
+            }
             UpdateWarehouseError::Seal(e) => Self::internal(&e),
             UpdateWarehouseError::Records(e) => e.into(),
         }

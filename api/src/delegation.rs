@@ -1,0 +1,291 @@
+//! Delegated storage access in table answers: when a client asks for it with
+//! `X-Iceberg-Access-Delegation`, credentials vended for the table's own prefixes, read-only
+//! or read-write as the caller's privileges on the table and branch allow. Every hand-out is
+//! audited, without the secret.
+
+use std::collections::BTreeMap;
+
+use axum::http::{HeaderMap, StatusCode};
+use pangolin_catalog::authz::Privilege;
+use pangolin_catalog::iceberg::TableMetadata;
+use pangolin_catalog::{Catalog, RefSpec, Warehouse};
+use pangolin_delegation::Access;
+use pangolin_delegation::s3::{S3Prefix, VendError, Vended};
+use pangolin_records::Outcome;
+use pangolin_store::ContentKey;
+use serde::Serialize;
+
+use crate::error::ApiError;
+use crate::security::{Caller, audit, resource};
+use crate::state::AppState;
+
+/// The header in which clients list the mechanisms they support.
+pub const HEADER: &str = "x-iceberg-access-delegation";
+
+/// Which mechanisms a client said it supports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requested {
+    pub vended_credentials: bool,
+    pub remote_signing: bool,
+}
+
+impl Requested {
+    /// From the comma-separated header (it may come more than once); values it does not know
+    /// are ignored, as the protocol lets a server supply none of what is asked.
+    pub fn from_headers(headers: &HeaderMap) -> Self {
+        let mut requested = Self::default();
+        for value in headers.get_all(HEADER) {
+            let Ok(value) = value.to_str() else { continue };
+            for mechanism in value.split(',').map(str::trim) {
+                if mechanism.eq_ignore_ascii_case("vended-credentials") {
+                    requested.vended_credentials = true;
+                } else if mechanism.eq_ignore_ascii_case("remote-signing") {
+                    requested.remote_signing = true;
+                }
+            }
+        }
+        requested
+    }
+
+    pub fn any(self) -> bool {
+        self.vended_credentials || self.remote_signing
+    }
+}
+
+/// One entry of `storage-credentials`: what a client uses for files below `prefix`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StorageCredential {
+    pub prefix: String,
+    pub config: BTreeMap<String, String>,
+}
+
+/// What a table answer carries when access is delegated: keys to add to its `config` (older
+/// clients and staged creates read only that) and its `storage-credentials`.
+#[derive(Debug, Default)]
+pub struct Delegated {
+    pub config: BTreeMap<String, String>,
+    pub storage_credentials: Vec<StorageCredential>,
+}
+
+/// How the access level of a hand-out is decided.
+#[derive(Debug, Clone, Copy)]
+pub enum Grant<'a> {
+    /// The caller just created or registered the table: it may write it.
+    Creator,
+    /// By the caller's privileges on the table at the reference it was loaded at: read-write
+    /// with `Write` at a branch head, read-only otherwise (tags, commits, times).
+    Privileges(&'a RefSpec),
+}
+
+/// Whether `catalog`'s warehouse vends what `requested` asks for.
+pub fn vends(catalog: &Catalog, requested: Requested) -> bool {
+    requested.vended_credentials
+        && catalog
+            .warehouse()
+            .is_ok_and(|w| w.delegation().is_some_and(|d| d.vendor.is_some()))
+}
+
+/// The delegated access for table `key` with `metadata`, when the client asked for a mechanism
+/// the warehouse offers; `None` otherwise (nothing asked, nothing offered, not on S3).
+#[tracing::instrument(level = "debug", skip_all, fields(table = %key))]
+pub async fn for_table(
+    state: &AppState,
+    catalog: &Catalog,
+    key: &ContentKey,
+    metadata: &TableMetadata,
+    grant: Grant<'_>,
+    requested: Requested,
+) -> Result<Option<Delegated>, ApiError> {
+    if !requested.vended_credentials {
+        return Ok(None);
+    }
+    let Ok(warehouse) = catalog.warehouse() else {
+        return Ok(None);
+    };
+    let Some(vendor) = warehouse.delegation().and_then(|d| d.vendor.as_ref()) else {
+        return Ok(None);
+    };
+    let prefixes = table_prefixes(warehouse, metadata);
+    if prefixes.is_empty() {
+        return Ok(None);
+    }
+    let caller = Caller::current();
+    let (access, at) = match grant {
+        Grant::Creator => (Access::ReadWrite, None),
+        Grant::Privileges(at) => (
+            access(state, catalog, key, at, caller.as_ref()).await?,
+            Some(at),
+        ),
+    };
+    let vended = vendor.vend(&prefixes, access).await.map_err(vend_error)?;
+    audit_hand_out(state, catalog, key, at, caller.as_ref(), &prefixes, &vended).await;
+    let mut config = warehouse.client_config().clone();
+    config.insert("s3.access-key-id".to_owned(), vended.access_key_id.clone());
+    config.insert(
+        "s3.secret-access-key".to_owned(),
+        vended.secret_access_key.expose().to_owned(),
+    );
+    config.insert(
+        "s3.session-token".to_owned(),
+        vended.session_token.expose().to_owned(),
+    );
+    config.insert(
+        "s3.session-token-expires-at-ms".to_owned(),
+        vended.expires_at_ms().to_string(),
+    );
+    let storage_credentials = prefixes
+        .iter()
+        .map(|prefix| StorageCredential {
+            prefix: prefix.url(),
+            config: config.clone(),
+        })
+        .collect();
+    Ok(Some(Delegated {
+        config,
+        storage_credentials,
+    }))
+}
+
+/// Where a table's files may be: its location, and the data and metadata paths its properties
+/// move elsewhere. Only `s3://` prefixes inside the warehouse count (the server refuses to
+/// write anywhere else, so nothing else holds the table's files).
+fn table_prefixes(warehouse: &Warehouse, metadata: &TableMetadata) -> Vec<S3Prefix> {
+    let paths = [
+        Some(metadata.location.as_str()),
+        metadata
+            .properties
+            .get("write.data.path")
+            .map(String::as_str),
+        metadata
+            .properties
+            .get("write.metadata.path")
+            .map(String::as_str),
+    ];
+    let mut prefixes: Vec<S3Prefix> = paths
+        .into_iter()
+        .flatten()
+        .filter(|path| warehouse.contains(path))
+        .filter_map(|path| S3Prefix::parse(path).ok())
+        .collect();
+    prefixes.sort();
+    prefixes.dedup();
+    prefixes
+}
+
+/// Read-write when the caller may write the table at a branch head `at` names; else read.
+async fn access(
+    state: &AppState,
+    catalog: &Catalog,
+    key: &ContentKey,
+    at: &RefSpec,
+    caller: Option<&Caller>,
+) -> Result<Access, ApiError> {
+    let Some(caller) = caller else {
+        return Ok(Access::Read);
+    };
+    let Some(branch) = catalog.resolve(at).await?.writable_branch else {
+        return Ok(Access::Read);
+    };
+    let writes = state
+        .security
+        .allows(
+            caller,
+            Privilege::Write,
+            resource::table(catalog, key),
+            Some(branch.name.as_str()),
+        )
+        .await?;
+    Ok(if writes {
+        Access::ReadWrite
+    } else {
+        Access::Read
+    })
+}
+
+/// Records who got which access to which prefixes, until when, and the key id (which the
+/// storage's own logs show): never the secret or the token.
+async fn audit_hand_out(
+    state: &AppState,
+    catalog: &Catalog,
+    key: &ContentKey,
+    at: Option<&RefSpec>,
+    caller: Option<&Caller>,
+    prefixes: &[S3Prefix],
+    vended: &Vended,
+) {
+    let principal = caller.map_or("anonymous", Caller::name);
+    let resource_id = match at {
+        Some(at) => format!("{}/{key}@{at}", catalog.name()),
+        None => format!("{}/{key}", catalog.name()),
+    };
+    let prefixes: Vec<String> = prefixes.iter().map(S3Prefix::url).collect();
+    let expires_at = jiff::Timestamp::try_from(vended.expires_at)
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    audit::write(
+        &state.security,
+        audit::Entry {
+            tenant: catalog.tenant(),
+            principal,
+            action: "table.vend-credentials",
+            resource_type: "table",
+            resource_id: &resource_id,
+            outcome: Outcome::Success,
+            details: BTreeMap::from([
+                ("access".to_owned(), vended.access.to_string()),
+                ("access-key-id".to_owned(), vended.access_key_id.clone()),
+                ("expires-at".to_owned(), expires_at),
+                ("prefixes".to_owned(), prefixes.join(",")),
+            ]),
+        },
+    )
+    .await;
+}
+
+/// The token service's refusal is the warehouse's problem, not the client's request: 403 with
+/// the provider's words when it refused, 503 when it could not be reached or made no sense.
+pub fn vend_error(error: VendError) -> ApiError {
+    let status = match &error {
+        VendError::Refused { .. } => StatusCode::FORBIDDEN,
+        VendError::Unreachable { .. } | VendError::Malformed { .. } => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+    };
+    let kind = if status == StatusCode::FORBIDDEN {
+        "ForbiddenException"
+    } else {
+        "ServiceUnavailableException"
+    };
+    ApiError::new(
+        status,
+        kind,
+        format!("no storage credentials could be vended: {error}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn the_header_lists_mechanisms() {
+        let mut headers = HeaderMap::new();
+        assert!(!Requested::from_headers(&headers).any());
+        headers.append(HEADER, HeaderValue::from_static("vended-credentials"));
+        let requested = Requested::from_headers(&headers);
+        assert!(requested.vended_credentials && !requested.remote_signing);
+        headers.insert(
+            HEADER,
+            HeaderValue::from_static(" Remote-Signing , vended-credentials,unknown"),
+        );
+        assert_eq!(
+            Requested::from_headers(&headers),
+            Requested {
+                vended_credentials: true,
+                remote_signing: true
+            }
+        );
+    }
+}
