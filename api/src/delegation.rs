@@ -5,19 +5,28 @@
 
 use std::collections::BTreeMap;
 
+use std::time::SystemTime;
+
+use axum::Json;
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use pangolin_catalog::authz::Privilege;
 use pangolin_catalog::iceberg::TableMetadata;
 use pangolin_catalog::{Catalog, RefSpec, Warehouse};
 use pangolin_delegation::Access;
+use pangolin_delegation::s3::sign::{SignError, SignRequest, Signed};
 use pangolin_delegation::s3::{S3Prefix, VendError, Vended};
 use pangolin_records::Outcome;
 use pangolin_store::ContentKey;
 use serde::Serialize;
 
+use crate::address::address;
 use crate::error::ApiError;
+use crate::extract::PathParams;
+use crate::json::JsonBody;
 use crate::security::{Caller, audit, resource};
 use crate::state::AppState;
+use crate::ui::enc;
 
 /// The header in which clients list the mechanisms they support.
 pub const HEADER: &str = "x-iceberg-access-delegation";
@@ -68,13 +77,22 @@ pub struct Delegated {
 }
 
 /// How the access level of a hand-out is decided.
-#[derive(Debug, Clone, Copy)]
-pub enum Grant<'a> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
     /// The caller just created or registered the table: it may write it.
     Creator,
     /// By the caller's privileges on the table at the reference it was loaded at: read-write
     /// with `Write` at a branch head, read-only otherwise (tags, commits, times).
-    Privileges(&'a RefSpec),
+    Privileges,
+}
+
+/// Whether `catalog`'s warehouse offers any of what `requested` asks for.
+pub fn offers(catalog: &Catalog, requested: Requested) -> bool {
+    let Some(delegation) = catalog.warehouse().ok().and_then(Warehouse::delegation) else {
+        return false;
+    };
+    (requested.vended_credentials && delegation.vendor.is_some())
+        || (requested.remote_signing && delegation.signer.is_some())
 }
 
 /// Whether `catalog`'s warehouse vends what `requested` asks for.
@@ -85,54 +103,76 @@ pub fn vends(catalog: &Catalog, requested: Requested) -> bool {
             .is_ok_and(|w| w.delegation().is_some_and(|d| d.vendor.is_some()))
 }
 
-/// The delegated access for table `key` with `metadata`, when the client asked for a mechanism
-/// the warehouse offers; `None` otherwise (nothing asked, nothing offered, not on S3).
+/// The delegated access for table `key` with `metadata` at `at`, when the client asked for a
+/// mechanism the warehouse offers; `None` otherwise (nothing asked, nothing offered, not on
+/// S3). Vended credentials are preferred to remote signing when both are asked and offered.
 #[tracing::instrument(level = "debug", skip_all, fields(table = %key))]
 pub async fn for_table(
     state: &AppState,
     catalog: &Catalog,
     key: &ContentKey,
+    at: &RefSpec,
     metadata: &TableMetadata,
-    grant: Grant<'_>,
+    grant: Grant,
     requested: Requested,
 ) -> Result<Option<Delegated>, ApiError> {
-    if !requested.vended_credentials {
-        return Ok(None);
-    }
-    let Ok(warehouse) = catalog.warehouse() else {
+    let Some(delegation) = catalog.warehouse().ok().and_then(Warehouse::delegation) else {
         return Ok(None);
     };
-    let Some(vendor) = warehouse.delegation().and_then(|d| d.vendor.as_ref()) else {
+    let Ok(warehouse) = catalog.warehouse() else {
         return Ok(None);
     };
     let prefixes = table_prefixes(warehouse, metadata);
     if prefixes.is_empty() {
         return Ok(None);
     }
-    let caller = Caller::current();
-    let (access, at) = match grant {
-        Grant::Creator => (Access::ReadWrite, None),
-        Grant::Privileges(at) => (
-            access(state, catalog, key, at, caller.as_ref()).await?,
-            Some(at),
-        ),
-    };
-    let vended = vendor.vend(&prefixes, access).await.map_err(vend_error)?;
-    audit_hand_out(state, catalog, key, at, caller.as_ref(), &prefixes, &vended).await;
-    let mut config = warehouse.client_config().clone();
-    config.insert("s3.access-key-id".to_owned(), vended.access_key_id.clone());
-    config.insert(
-        "s3.secret-access-key".to_owned(),
-        vended.secret_access_key.expose().to_owned(),
-    );
-    config.insert(
-        "s3.session-token".to_owned(),
-        vended.session_token.expose().to_owned(),
-    );
-    config.insert(
-        "s3.session-token-expires-at-ms".to_owned(),
-        vended.expires_at_ms().to_string(),
-    );
+    if requested.vended_credentials
+        && let Some(vendor) = &delegation.vendor
+    {
+        let caller = Caller::current();
+        let access = match grant {
+            Grant::Creator => Access::ReadWrite,
+            Grant::Privileges => access(state, catalog, key, at, caller.as_ref()).await?,
+        };
+        let vended = vendor.vend(&prefixes, access).await.map_err(vend_error)?;
+        audit_hand_out(state, catalog, key, at, caller.as_ref(), &prefixes, &vended).await;
+        let mut config = warehouse.client_config().clone();
+        config.insert("s3.access-key-id".to_owned(), vended.access_key_id.clone());
+        config.insert(
+            "s3.secret-access-key".to_owned(),
+            vended.secret_access_key.expose().to_owned(),
+        );
+        config.insert(
+            "s3.session-token".to_owned(),
+            vended.session_token.expose().to_owned(),
+        );
+        config.insert(
+            "s3.session-token-expires-at-ms".to_owned(),
+            vended.expires_at_ms().to_string(),
+        );
+        return Ok(Some(with_credentials(config, &prefixes)));
+    }
+    if requested.remote_signing && delegation.signer.is_some() {
+        let mut config = warehouse.client_config().clone();
+        config.insert("s3.remote-signing-enabled".to_owned(), "true".to_owned());
+        // PyIceberg's signer; its endpoint relative to the catalog's URI, as PyIceberg and
+        // the Java client both resolve it.
+        config.insert("s3.signer".to_owned(), "S3V4RestSigner".to_owned());
+        config.insert("s3.signer.endpoint".to_owned(), sign_path(catalog, key, at));
+        // PyArrow's file access cannot sign remotely; fsspec's can.
+        config.insert(
+            "py-io-impl".to_owned(),
+            "pyiceberg.io.fsspec.FsspecFileIO".to_owned(),
+        );
+        return Ok(Some(Delegated {
+            config,
+            storage_credentials: Vec::new(),
+        }));
+    }
+    Ok(None)
+}
+
+fn with_credentials(config: BTreeMap<String, String>, prefixes: &[S3Prefix]) -> Delegated {
     let storage_credentials = prefixes
         .iter()
         .map(|prefix| StorageCredential {
@@ -140,10 +180,60 @@ pub async fn for_table(
             config: config.clone(),
         })
         .collect();
-    Ok(Some(Delegated {
+    Delegated {
         config,
         storage_credentials,
-    }))
+    }
+}
+
+/// The table's signing route, relative to the catalog's base URI, at the reference the table
+/// was answered at (so signing decides access as loading did).
+fn sign_path(catalog: &Catalog, key: &ContentKey, at: &RefSpec) -> String {
+    let mut levels: Vec<&str> = key.elements().collect();
+    let name = levels.pop().unwrap_or_default();
+    format!(
+        "v1/{}/namespaces/{}/tables/{}/sign",
+        enc(&format!("{}@{at}", catalog.name())),
+        enc(&levels.join("\u{1f}")),
+        enc(name)
+    )
+}
+
+/// `POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign`: signs an S3 request for
+/// the table's files, when the warehouse signs (`remote-signing`), the request stays inside
+/// the table's prefixes and the caller may do what it does (writes need `Write` at a branch
+/// head). A refusal is a 403 saying why; it signs nothing.
+pub async fn sign(
+    State(state): State<AppState>,
+    PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
+    JsonBody(request): JsonBody<SignRequest>,
+) -> Result<Json<Signed>, ApiError> {
+    let scope = state.scope(&prefix).await?;
+    let (key, at) = address(&scope, &namespace, &table)?;
+    let warehouse = scope.catalog.warehouse()?;
+    let Some(signer) = warehouse.delegation().and_then(|d| d.signer.as_ref()) else {
+        return Err(ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "NotImplementedException",
+            format!(
+                "catalog `{}` does not sign requests: its warehouse has no `remote-signing`",
+                scope.catalog.name()
+            ),
+        ));
+    };
+    let loaded = scope.catalog.load_table(&at, &key).await?;
+    let prefixes = table_prefixes(warehouse, &loaded.metadata);
+    let caller = Caller::current();
+    let access = access(&state, &scope.catalog, &key, &at, caller.as_ref()).await?;
+    signer
+        .sign(&request, &prefixes, access, SystemTime::now())
+        .map(Json)
+        .map_err(|e| match e {
+            SignError::Refused(message) => {
+                ApiError::new(StatusCode::FORBIDDEN, "ForbiddenException", message)
+            }
+            SignError::Invalid(message) => ApiError::bad_request(message),
+        })
 }
 
 /// Where a table's files may be: its location, and the data and metadata paths its properties
@@ -208,16 +298,13 @@ async fn audit_hand_out(
     state: &AppState,
     catalog: &Catalog,
     key: &ContentKey,
-    at: Option<&RefSpec>,
+    at: &RefSpec,
     caller: Option<&Caller>,
     prefixes: &[S3Prefix],
     vended: &Vended,
 ) {
     let principal = caller.map_or("anonymous", Caller::name);
-    let resource_id = match at {
-        Some(at) => format!("{}/{key}@{at}", catalog.name()),
-        None => format!("{}/{key}", catalog.name()),
-    };
+    let resource_id = format!("{}/{key}@{at}", catalog.name());
     let prefixes: Vec<String> = prefixes.iter().map(S3Prefix::url).collect();
     let expires_at = jiff::Timestamp::try_from(vended.expires_at)
         .map(|t| t.to_string())

@@ -80,6 +80,10 @@ pub fn router(state: AppState) -> Router {
             get(tables::credentials),
         )
         .route(
+            "/v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
+            post(delegation::sign),
+        )
+        .route(
             "/v1/{prefix}/namespaces/{namespace}/register",
             post(tables::register),
         )

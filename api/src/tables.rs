@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use pangolin_catalog::iceberg::metadata::{PartitionSpec, Schema, SortOrder};
 use pangolin_catalog::iceberg::{NewTable, TableMetadata, TableRequirement, TableUpdate};
-use pangolin_catalog::{CommitMeta, table_commit_meta};
+use pangolin_catalog::{CommitMeta, RefSpec, table_commit_meta};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -80,16 +80,16 @@ fn client_config(scope: &Scope) -> &BTreeMap<String, String> {
 async fn delegate(
     state: &AppState,
     scope: &Scope,
-    key: &ContentKey,
+    (key, at): (&ContentKey, &RefSpec),
     metadata: &TableMetadata,
-    grant: Grant<'_>,
+    grant: Grant,
     headers: &HeaderMap,
 ) -> Result<Option<Delegated>, ApiError> {
     let requested = Requested::from_headers(headers);
     if !requested.any() {
         return Ok(None);
     }
-    delegation::for_table(state, &scope.catalog, key, metadata, grant, requested).await
+    delegation::for_table(state, &scope.catalog, key, at, metadata, grant, requested).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -178,7 +178,15 @@ pub async fn create(
             scope.catalog.name(),
             &key.to_string(),
         );
-        let delegated = delegate(&state, &scope, &key, &metadata, Grant::Creator, &headers).await?;
+        let delegated = delegate(
+            &state,
+            &scope,
+            (&key, &at),
+            &metadata,
+            Grant::Creator,
+            &headers,
+        )
+        .await?;
         return Ok(Json(LoadResult::new(&scope, None, &metadata, delegated)).into_response());
     }
     // Credentials are vended before the table exists, so a token service that refuses leaves
@@ -190,7 +198,7 @@ pub async fn create(
             .prepare_table(&branch, &key, table.clone())
             .await?;
         let grant = Grant::Creator;
-        let delegated = delegate(&state, &scope, &key, &prepared, grant, &headers).await?;
+        let delegated = delegate(&state, &scope, (&key, &at), &prepared, grant, &headers).await?;
         table.location = prepared.location;
         delegated
     } else {
@@ -258,8 +266,16 @@ pub async fn load(
     let mut response = if unchanged {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let grant = Grant::Privileges(&at);
-        let delegated = delegate(&state, &scope, &key, &loaded.metadata, grant, &headers).await?;
+        let grant = Grant::Privileges;
+        let delegated = delegate(
+            &state,
+            &scope,
+            (&key, &at),
+            &loaded.metadata,
+            grant,
+            &headers,
+        )
+        .await?;
         let location = loaded.metadata_location.as_deref();
         if mode == "refs" {
             let metadata = loaded.metadata.with_referenced_snapshots_only();
@@ -298,8 +314,9 @@ pub async fn credentials(
         &state,
         &scope.catalog,
         &key,
+        &at,
         &loaded.metadata,
-        Grant::Privileges(&at),
+        Grant::Privileges,
         requested,
     )
     .await?;
@@ -464,7 +481,7 @@ pub async fn register(
     let delegated = delegate(
         &state,
         &scope,
-        &key,
+        (&key, &at),
         &registered.metadata,
         Grant::Creator,
         &headers,

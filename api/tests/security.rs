@@ -806,6 +806,7 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
     let view = "/v1/{prefix}/namespaces/{namespace}/views/{view}";
     let leak: &'static str = Box::leak(format!("{table}/metrics").into_boxed_str());
     let creds: &'static str = Box::leak(format!("{table}/credentials").into_boxed_str());
+    let sign: &'static str = Box::leak(format!("{table}/sign").into_boxed_str());
     let props_route: &'static str = Box::leak(format!("{ns}/properties").into_boxed_str());
     let tables: &'static str = Box::leak(format!("{ns}/tables").into_boxed_str());
     let views: &'static str = Box::leak(format!("{ns}/views").into_boxed_str());
@@ -908,6 +909,17 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             creds,
             "/v1/lake/namespaces/db/tables/t/credentials",
             None,
+            READERS,
+        ),
+        // Allowed means the handler's own answer: `lake` signs nothing (501).
+        case(
+            "POST",
+            sign,
+            "/v1/lake/namespaces/db/tables/t/sign",
+            Some(
+                json!({"region": "us-east-1", "method": "GET", "uri": "http://x/y",
+                        "headers": {}}),
+            ),
             READERS,
         ),
         case(

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pangolin_delegation::s3::StsVendor;
+use pangolin_delegation::s3::sign::Signer;
 use pangolin_store::ContentKey;
 
 use crate::iceberg::FileIo;
@@ -22,11 +23,13 @@ pub struct OutsideWarehouse {
 pub struct Delegation {
     /// Vends short-lived credentials scoped to a table's prefixes.
     pub vendor: Option<Arc<StsVendor>>,
+    /// Signs clients' requests for a table's files.
+    pub signer: Option<Arc<Signer>>,
 }
 
 impl Delegation {
     pub fn is_empty(&self) -> bool {
-        self.vendor.is_none()
+        self.vendor.is_none() && self.signer.is_none()
     }
 }
 

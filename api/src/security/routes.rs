@@ -162,6 +162,12 @@ pub static ROUTES: &[Route] = &[
     ),
     route(
         "POST",
+        "/v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
+        "table.sign",
+        Path(Read, Table),
+    ),
+    route(
+        "POST",
         "/v1/{prefix}/namespaces/{namespace}/register",
         "table.register",
         Path(Create, Namespace),

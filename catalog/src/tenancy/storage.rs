@@ -11,6 +11,7 @@ use super::secret::{self, SealError, Sealed, SecretKey};
 use std::time::Duration;
 
 use pangolin_delegation::Access;
+use pangolin_delegation::s3::sign::{Endpoint, Keys, Signer};
 use pangolin_delegation::s3::{S3Prefix, StsConfig, StsVendor, VendError};
 
 use crate::iceberg::{DEFAULT_S3_REGION, S3Settings, Secret};
@@ -197,6 +198,41 @@ pub(super) fn sts_vendor(
         ))),
         None => keys_needed(storage).map(|()| None),
     }
+}
+
+/// The request signer of an S3 storage with `remote-signing` set, signing with
+/// `credentials`' keys; `None` when it does not sign.
+pub(super) fn signer(
+    storage: &StorageConfig,
+    credentials: Option<&Credentials>,
+) -> Result<Option<Signer>, String> {
+    let StorageConfig::S3 {
+        remote_signing: true,
+        region,
+        endpoint,
+        ..
+    } = storage
+    else {
+        return Ok(None);
+    };
+    let Some(Credentials::S3 {
+        access_key_id,
+        secret_access_key,
+        session_token,
+    }) = credentials
+    else {
+        return keys_needed(storage).map(|()| None);
+    };
+    let region = region.as_deref().unwrap_or(DEFAULT_S3_REGION);
+    let endpoint = Endpoint::new(endpoint.as_deref(), region)?;
+    let keys = Keys {
+        access_key_id: access_key_id.clone(),
+        secret_access_key: pangolin_delegation::Secret::new(secret_access_key.expose()),
+        session_token: session_token
+            .as_ref()
+            .map(|t| pangolin_delegation::Secret::new(t.expose())),
+    };
+    Ok(Some(Signer::new(endpoint, keys)))
 }
 
 /// Tries the STS settings of `storage` once: an `AssumeRole` for read access to the

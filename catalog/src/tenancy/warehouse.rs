@@ -16,7 +16,7 @@ use super::records::{self, Page, PutError, RecordsError, Versioned};
 use super::secret::{self, OpenError, SealError, SecretKey};
 use super::storage::{
     Credentials, SealedCredentials, StorageConfig, VerifyError, check_spec, keys_needed,
-    local_root, sts_vendor, verify_sts, with_prefix,
+    local_root, signer, sts_vendor, verify_sts, with_prefix,
 };
 use super::tenant::ListError;
 use crate::iceberg::{FileIo, IoError, StorageOptions};
@@ -172,6 +172,9 @@ impl WarehouseRecord {
                 let s3 = self.storage.s3_settings(credentials.as_ref());
                 s3.validate().map_err(invalid)?;
                 delegation.vendor = sts_vendor(&self.storage, credentials.as_ref())
+                    .map_err(invalid)?
+                    .map(Arc::new);
+                delegation.signer = signer(&self.storage, credentials.as_ref())
                     .map_err(invalid)?
                     .map(Arc::new);
                 let root = with_prefix(format!("s3://{bucket}"), prefix.as_deref());

@@ -1,7 +1,8 @@
-//! Vended credentials through the real, secured router, with a stand-in token service on
-//! loopback that records every `AssumeRole` it is asked for: the settings a warehouse is
-//! checked with on creation, the exact session policy per table and per caller's privileges,
-//! the cache, the audit trail, and the provider's refusals as clear errors that leak no key.
+//! Delegated storage access through the real, secured router. Vended credentials, with a
+//! stand-in token service on loopback that records every `AssumeRole` it is asked for: the
+//! settings a warehouse is checked with on creation, the exact session policy per table and
+//! per caller's privileges, the cache, the audit trail, and the provider's refusals as clear
+//! errors that leak no key. Remote signing: what is signed, for whom, and what is refused.
 //! The tables themselves live on the S3 server `scripts/test` starts.
 #![allow(clippy::unwrap_used)]
 
@@ -564,4 +565,231 @@ async fn engines_get_credentials_for_their_table_at_their_privileges() {
     let text = audit.to_string();
     assert!(!text.contains("vended-secret") && !text.contains("vended-token"));
     assert!(!text.contains(&keys.1));
+}
+
+/// `(access key id, secret)` of the S3 server `scripts/test` starts.
+fn s3_keys() -> (String, String) {
+    (
+        std::env::var("PANGOLIN_TEST_S3_ACCESS_KEY_ID")
+            .unwrap_or_else(|_| "pangolin-test-key".into()),
+        std::env::var("PANGOLIN_TEST_S3_SECRET_ACCESS_KEY")
+            .unwrap_or_else(|_| "pangolin-test-secret-5f3a9c".into()),
+    )
+}
+
+#[tokio::test]
+async fn requests_for_a_tables_files_are_signed_within_its_location_and_access() {
+    let Some((endpoint, bucket)) = s3() else {
+        return;
+    };
+    let env = Env::new().await;
+    let root = env.root.clone();
+    let keys = s3_keys();
+    let prefix = format!("sign-{}", uuid::Uuid::new_v4().simple());
+    let warehouse = json!({
+        "name": "signing",
+        "storage": {"type": "s3", "bucket": bucket, "prefix": prefix, "endpoint": endpoint,
+                    "remote-signing": true},
+        "credentials": {"type": "s3", "access-key-id": keys.0, "secret-access-key": keys.1},
+    });
+    let (status, body) = env
+        .call(
+            &root,
+            Method::POST,
+            "/api/v1/warehouses",
+            Some(warehouse),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["storage"]["remote-signing"], true);
+    let catalog = json!({"name": "vend", "warehouse": "signing"});
+    let (status, _) = env
+        .call(
+            &root,
+            Method::POST,
+            "/api/v1/catalogs",
+            Some(catalog),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let namespace = json!({"namespace": ["db"]});
+    env.call(
+        &root,
+        Method::POST,
+        "/v1/vend/namespaces",
+        Some(namespace),
+        false,
+    )
+    .await;
+    let schema = json!({"type": "struct", "fields": [
+        {"id": 1, "name": "id", "type": "long", "required": true}]});
+    let mut locations = Vec::new();
+    for name in ["t", "u"] {
+        let table = json!({"name": name, "schema": schema});
+        let (status, body) = env
+            .call(
+                &root,
+                Method::POST,
+                "/v1/vend/namespaces/db/tables",
+                Some(table),
+                false,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let location = body["metadata"]["location"].as_str().unwrap();
+        locations.push(location.strip_prefix("s3://").unwrap().to_owned());
+    }
+
+    // Asked for remote signing, a load says where to sign and hands out no key.
+    let reader = env.token("reader").await;
+    let uri = "/v1/vend/namespaces/db/tables/t";
+    let signing = [
+        ("x-pangolin-tenant", "acme"),
+        ("x-iceberg-access-delegation", "remote-signing"),
+    ];
+    let (status, body) = send_as(&env.app, &reader, Method::GET, uri, None, &signing).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let config = &body["config"];
+    assert_eq!(config["s3.remote-signing-enabled"], "true");
+    assert_eq!(config["s3.signer"], "S3V4RestSigner");
+    assert_eq!(
+        config["s3.signer.endpoint"],
+        "v1/vend%40main/namespaces/db/tables/t/sign"
+    );
+    assert_eq!(config["s3.endpoint"], endpoint);
+    assert!(
+        config.get("s3.access-key-id").is_none() && config.get("s3.secret-access-key").is_none()
+    );
+    assert!(body.get("storage-credentials").is_none());
+    // Asked only for vended credentials, a warehouse that only signs gives neither.
+    let (_, body) = env.call(&reader, Method::GET, uri, None, true).await;
+    assert!(body["config"].get("s3.signer.endpoint").is_none(), "{body}");
+
+    let sign_uri = format!("/{}", config["s3.signer.endpoint"].as_str().unwrap());
+    let sign = |token: String, method: &str, object: String| {
+        let env = &env;
+        let sign_uri = sign_uri.clone();
+        let body = json!({"region": "us-east-1", "method": method,
+                          "uri": format!("{endpoint}/{object}"),
+                          "headers": {"content-type": ["application/octet-stream"]}});
+        async move {
+            env.call(&token, Method::POST, &sign_uri, Some(body), false)
+                .await
+        }
+    };
+    let inside = format!("{}/data/00000-0.parquet", locations[0]);
+    let (status, body) = sign(reader.clone(), "GET", inside.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let authorization = body["headers"]["authorization"][0].as_str().unwrap();
+    assert!(
+        authorization.starts_with(&format!("AWS4-HMAC-SHA256 Credential={}/", keys.0)),
+        "{authorization}"
+    );
+    assert_eq!(
+        body["headers"]["x-amz-content-sha256"][0],
+        "UNSIGNED-PAYLOAD"
+    );
+    assert_eq!(body["uri"], format!("{endpoint}/{inside}"));
+    assert!(!body.to_string().contains(&keys.1));
+
+    // A reader may not write; a writer may; nobody gets another table's files signed.
+    let (status, body) = sign(reader.clone(), "PUT", inside.clone()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("read-only"),
+        "{body}"
+    );
+    let writer = env.token("writer").await;
+    let (status, body) = sign(writer.clone(), "PUT", inside.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let other = format!("{}/data/00000-0.parquet", locations[1]);
+    let (status, body) = sign(writer.clone(), "GET", other).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside"),
+        "{body}"
+    );
+    let (status, body) = sign(writer.clone(), "GET", format!("{}?acl", inside)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+
+    // Malformed requests are 400s; signing for a table at a tag is reading.
+    let (status, body) = env
+        .call(
+            &writer,
+            Method::POST,
+            &sign_uri,
+            Some(json!({"uri": "x"})),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _) = env
+        .call(
+            &root,
+            Method::POST,
+            "/api/v1/catalogs/vend/refs",
+            Some(json!({"name": "v1", "type": "tag"})),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let body = json!({"region": "us-east-1", "method": "PUT", "uri": format!("{endpoint}/{inside}"),
+                      "headers": {}});
+    let (status, body) = env
+        .call(
+            &writer,
+            Method::POST,
+            "/v1/vend%40v1/namespaces/db/tables/t/sign",
+            Some(body),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+
+    // A catalog whose warehouse does not sign says so.
+    env.call(
+        &root,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["db"]})),
+        false,
+    )
+    .await;
+    let table = json!({"name": "t", "schema": schema});
+    let (status, _) = env
+        .call(
+            &root,
+            Method::POST,
+            "/v1/lake/namespaces/db/tables",
+            Some(table),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let body = json!({"region": "us-east-1", "method": "GET", "uri": "http://x/y", "headers": {}});
+    let (status, body) = env
+        .call(
+            &root,
+            Method::POST,
+            "/v1/lake/namespaces/db/tables/t/sign",
+            Some(body),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not sign"),
+        "{body}"
+    );
 }
