@@ -192,18 +192,16 @@ pub async fn create(
     // Credentials are vended before the table exists, so a token service that refuses leaves
     // nothing behind; the table is then created where they are valid.
     let mut table = table;
-    let delegated = if delegation::vends(&scope.catalog, Requested::from_headers(&headers)) {
+    let mut delegated = None;
+    if delegation::vends(&scope.catalog, Requested::from_headers(&headers)) {
         let prepared = scope
             .catalog
             .prepare_table(&branch, &key, table.clone())
             .await?;
         let grant = Grant::Creator;
-        let delegated = delegate(&state, &scope, (&key, &at), &prepared, grant, &headers).await?;
+        delegated = delegate(&state, &scope, (&key, &at), &prepared, grant, &headers).await?;
         table.location = prepared.location;
-        delegated
-    } else {
-        None
-    };
+    }
     let (_, created) = scope
         .catalog
         .create_table(
@@ -213,6 +211,12 @@ pub async fn create(
             &table_commit_meta(&Caller::current_name(), "create", &key),
         )
         .await?;
+    if delegated.is_none() {
+        // Remote signing: nothing to ask anyone before the table exists.
+        let grant = Grant::Creator;
+        let metadata = &created.metadata;
+        delegated = delegate(&state, &scope, (&key, &at), metadata, grant, &headers).await?;
+    }
     let location = created.metadata_location.as_deref();
     Ok(Json(LoadResult::new(
         &scope,

@@ -626,18 +626,18 @@ async fn requests_for_a_tables_files_are_signed_within_its_location_and_access()
     let schema = json!({"type": "struct", "fields": [
         {"id": 1, "name": "id", "type": "long", "required": true}]});
     let mut locations = Vec::new();
+    let signing = [
+        ("x-pangolin-tenant", "acme"),
+        ("x-iceberg-access-delegation", "remote-signing"),
+    ];
     for name in ["t", "u"] {
-        let table = json!({"name": name, "schema": schema});
-        let (status, body) = env
-            .call(
-                &root,
-                Method::POST,
-                "/v1/vend/namespaces/db/tables",
-                Some(table),
-                false,
-            )
-            .await;
+        let table = json!({"name": name, "schema": schema}).to_string();
+        let uri = "/v1/vend/namespaces/db/tables";
+        let (status, body) =
+            send_as(&env.app, &root, Method::POST, uri, Some(table), &signing).await;
         assert_eq!(status, StatusCode::OK, "{body}");
+        let endpoint = format!("v1/vend%40main/namespaces/db/tables/{name}/sign");
+        assert_eq!(body["config"]["s3.signer.endpoint"], endpoint, "{body}");
         let location = body["metadata"]["location"].as_str().unwrap();
         locations.push(location.strip_prefix("s3://").unwrap().to_owned());
     }
@@ -645,10 +645,6 @@ async fn requests_for_a_tables_files_are_signed_within_its_location_and_access()
     // Asked for remote signing, a load says where to sign and hands out no key.
     let reader = env.token("reader").await;
     let uri = "/v1/vend/namespaces/db/tables/t";
-    let signing = [
-        ("x-pangolin-tenant", "acme"),
-        ("x-iceberg-access-delegation", "remote-signing"),
-    ];
     let (status, body) = send_as(&env.app, &reader, Method::GET, uri, None, &signing).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let config = &body["config"];

@@ -5,8 +5,10 @@ a fresh data directory and a free loopback port. With PANGOLIN_TEST_DATABASE_URL
 postgres:// URL), the server keeps its state there, in a schema of its own, instead of SQLite.
 
 `s3_server` is a second server whose warehouse is in an S3 bucket, on the S3 server that
-PANGOLIN_TEST_S3_ENDPOINT names (scripts/test starts moto; see s3_bucket.py). Without one its
-tests are skipped, except in CI, where they fail.
+PANGOLIN_TEST_S3_ENDPOINT names (scripts/test starts moto; see s3_bucket.py). `vending_server`
+is a third, on the S3 server with STS that PANGOLIN_TEST_STS_ENDPOINT names (SeaweedFS; see
+sts_server.py), vending credentials and signing requests. Without their servers these tests
+are skipped, except in CI, where they fail.
 """
 
 import contextlib
@@ -25,6 +27,7 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
 import s3_bucket
+import sts_server
 
 
 def _free_port() -> int:
@@ -142,6 +145,43 @@ def s3_server(s3):
     with tempfile.NamedTemporaryFile(prefix="pangolin-s3-", suffix=".log") as log:
         with _serve(["--warehouse", warehouse], env, log) as url:
             yield types.SimpleNamespace(url=url, warehouse=warehouse, log=log.name)
+
+
+@pytest.fixture(scope="session")
+def sts():
+    """The test S3 server with STS, or a skip when there is none (a failure in CI)."""
+    settings = sts_server.settings()
+    if settings is None:
+        reason = "no S3 server with STS: set PANGOLIN_TEST_STS_ENDPOINT (scripts/test starts SeaweedFS)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs the tests of delegated access: {reason}")
+        pytest.skip(reason)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def vending_server(sts, tmp_path_factory):
+    """A server that requires sign-in, whose default warehouse is `s3://<bucket>/<run>/wh` on
+    the STS server: it vends credentials from the role the catalog's key may assume and signs
+    requests, and hands out no key of its own. Yields a namespace with `url`, `root_password`,
+    `warehouse` and `log`."""
+    warehouse = f"s3://{sts.bucket}/vend-{uuid.uuid4().hex}/wh"
+    env = {
+        "PANGOLIN_ROOT_PASSWORD": ROOT_PASSWORD,
+        "PANGOLIN_S3_ENDPOINT": sts.endpoint,
+        "PANGOLIN_S3_REGION": sts.region,
+        "PANGOLIN_S3_ACCESS_KEY_ID": sts.access_key_id,
+        "PANGOLIN_S3_SECRET_ACCESS_KEY": sts.secret_access_key,
+        "PANGOLIN_S3_ROLE_ARN": sts.role_arn,
+        "PANGOLIN_S3_REMOTE_SIGNING": "true",
+        "RUST_LOG": "debug,sqlx=warn,hyper=info",
+    }
+    log_path = tmp_path_factory.mktemp("vending") / "pangolin.log"
+    with open(log_path, "w") as log:
+        with _serve(["--warehouse", warehouse], env=env, log=log, auth=True) as url:
+            yield types.SimpleNamespace(
+                url=url, root_password=ROOT_PASSWORD, warehouse=warehouse, log=log_path
+            )
 
 
 @pytest.fixture

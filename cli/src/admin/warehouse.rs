@@ -41,6 +41,7 @@ enum WarehouseCommand {
     &[
         "pangolin admin warehouse create lake --root /srv/pangolin/lake",
         "pangolin admin warehouse create s3lake --s3-bucket analytics --prefix lake \\\n      --endpoint http://127.0.0.1:9000 --path-style --access-key-id minio",
+        "pangolin admin warehouse create vended --s3-bucket analytics --region eu-west-1 \\\n      --access-key-id AKIA... --role-arn arn:aws:iam::123456789012:role/lake-access \\\n      --external-id acme --credential-lifetime 1800",
     ],
     "With --access-key-id, the secret access key is read from the terminal without echo, from\n\
      standard input with --secret-access-key-stdin (or when it is not a terminal), or from\n\
@@ -74,9 +75,29 @@ struct CreateArgs {
     /// Address the bucket in the path, as most S3-compatible servers want.
     #[arg(long, requires = "s3_bucket")]
     path_style: bool,
-    /// Hand clients credentials for the tables they load.
+    /// Hand clients the warehouse's own keys in every table's config. Prefer --role-arn.
     #[arg(long, requires = "s3_bucket")]
     hand_out_credentials: bool,
+    /// Vend clients short-lived credentials scoped to each table, from this role
+    /// (arn:aws:iam::<account>:role/<name>), assumed with the warehouse's keys. Tried once
+    /// before the warehouse is created.
+    #[arg(long, value_name = "ARN", requires_all = ["s3_bucket", "access_key_id"])]
+    role_arn: Option<String>,
+    /// The external id the role's trust policy asks for.
+    #[arg(long, value_name = "ID", requires = "role_arn")]
+    external_id: Option<String>,
+    /// The STS endpoint [default: --endpoint, else AWS's].
+    #[arg(long, value_name = "URL", requires = "role_arn")]
+    sts_endpoint: Option<String>,
+    /// The STS region [default: --region].
+    #[arg(long, value_name = "REGION", requires = "role_arn")]
+    sts_region: Option<String>,
+    /// How long vended credentials live, in seconds (AWS: 900 to 43200) [default: 900].
+    #[arg(long, value_name = "SECONDS", requires = "role_arn")]
+    credential_lifetime: Option<u64>,
+    /// Sign clients' requests for a table's files when they ask for remote signing.
+    #[arg(long, requires_all = ["s3_bucket", "access_key_id"])]
+    remote_signing: bool,
     /// A static access key id for the bucket.
     #[arg(long, value_name = "ID", requires = "s3_bucket")]
     access_key_id: Option<String>,
@@ -182,6 +203,26 @@ fn body(args: &CreateArgs, secret_access_key: Option<String>) -> Result<Value> {
             if args.hand_out_credentials {
                 s3.insert("hand-out-credentials".into(), true.into());
             }
+            if let Some(role_arn) = &args.role_arn {
+                let mut sts = Map::new();
+                sts.insert("role-arn".into(), role_arn.clone().into());
+                for (name, value) in [
+                    ("external-id", &args.external_id),
+                    ("endpoint", &args.sts_endpoint),
+                    ("region", &args.sts_region),
+                ] {
+                    if let Some(value) = value {
+                        sts.insert(name.into(), value.clone().into());
+                    }
+                }
+                if let Some(seconds) = args.credential_lifetime {
+                    sts.insert("lifetime-seconds".into(), seconds.into());
+                }
+                s3.insert("sts".into(), Value::Object(sts));
+            }
+            if args.remote_signing {
+                s3.insert("remote-signing".into(), true.into());
+            }
             Value::Object(s3)
         }
         _ => {
@@ -271,6 +312,44 @@ mod tests {
                    "storage": {"type": "s3", "bucket": "b", "region": "eu", "path-style": true},
                    "credentials": {"type": "s3", "access-key-id": "id", "secret-access-key": "shh"}})
         );
+        let vended = parse(&[
+            "lake",
+            "--s3-bucket",
+            "b",
+            "--access-key-id",
+            "id",
+            "--role-arn",
+            "arn:aws:iam::1:role/r",
+            "--external-id",
+            "acme",
+            "--sts-endpoint",
+            "http://127.0.0.1:9000",
+            "--credential-lifetime",
+            "1800",
+            "--remote-signing",
+        ]);
+        assert_eq!(
+            body(&vended, Some("shh".into())).unwrap()["storage"],
+            json!({"type": "s3", "bucket": "b", "remote-signing": true,
+                   "sts": {"role-arn": "arn:aws:iam::1:role/r", "external-id": "acme",
+                           "endpoint": "http://127.0.0.1:9000", "lifetime-seconds": 1800}})
+        );
+        // Vending and signing use the warehouse's keys, so they need them.
+        for flags in [
+            &[
+                "lake",
+                "--s3-bucket",
+                "b",
+                "--role-arn",
+                "arn:aws:iam::1:role/r",
+            ][..],
+            &["lake", "--s3-bucket", "b", "--remote-signing"],
+            &["lake", "--root", "/a", "--external-id", "x"],
+        ] {
+            let mut all = vec!["create"];
+            all.extend_from_slice(flags);
+            assert!(Wrapper::try_parse_from(all).is_err(), "{flags:?}");
+        }
         assert!(Wrapper::try_parse_from(["create", "lake"]).is_err());
         assert!(
             Wrapper::try_parse_from(["create", "lake", "--root", "/a", "--s3-bucket", "b"])
