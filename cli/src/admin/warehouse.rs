@@ -27,7 +27,7 @@ pub(crate) struct WarehouseArgs {
 #[derive(Debug, clap::Subcommand)]
 enum WarehouseCommand {
     /// Create a warehouse on a local directory or an S3 bucket.
-    Create(CreateArgs),
+    Create(Box<CreateArgs>),
     /// List the tenant's warehouses.
     List(NoArgs),
     /// Show a warehouse (credentials only as the fields that are set).
@@ -127,7 +127,7 @@ struct NameArgs {
 
 pub(crate) async fn run(args: WarehouseArgs) -> Result<()> {
     match args.command {
-        WarehouseCommand::Create(args) => create(args).await,
+        WarehouseCommand::Create(args) => create(*args).await,
         WarehouseCommand::List(args) => {
             let admin = Admin::new(&args.options)?;
             admin
