@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use pangolin_catalog::authz::Privilege;
 use pangolin_catalog::iceberg::TableMetadata;
-use pangolin_catalog::{Catalog, RefSpec, Warehouse};
+use pangolin_catalog::{Catalog, RefSpec, TableError, Warehouse};
 use pangolin_delegation::Access;
 use pangolin_delegation::s3::sign::{SignError, SignRequest, Signed};
 use pangolin_delegation::s3::{S3Prefix, VendError, Vended};
@@ -221,8 +221,22 @@ pub async fn sign(
             ),
         ));
     };
-    let loaded = scope.catalog.load_table(&at, &key).await?;
-    let prefixes = table_prefixes(warehouse, &loaded.metadata);
+    let prefixes = match scope.catalog.load_table(&at, &key).await {
+        Ok(loaded) => table_prefixes(warehouse, &loaded.metadata),
+        // A table staged here and not committed yet: its files are written before the commit.
+        Err(TableError::NotFound(_)) => {
+            let staged = state.staged.locations(
+                scope.catalog.tenant(),
+                scope.catalog.name(),
+                &key.to_string(),
+            );
+            match staged {
+                Some(locations) => prefixes(warehouse, &locations),
+                None => return Err(TableError::NotFound(key).into()),
+            }
+        }
+        Err(e) => return Err(e.into()),
+    };
     let caller = Caller::current();
     let access = access(&state, &scope.catalog, &key, &at, caller.as_ref()).await?;
     signer
@@ -236,30 +250,33 @@ pub async fn sign(
         })
 }
 
-/// Where a table's files may be: its location, and the data and metadata paths its properties
-/// move elsewhere. Only `s3://` prefixes inside the warehouse count (the server refuses to
-/// write anywhere else, so nothing else holds the table's files).
-fn table_prefixes(warehouse: &Warehouse, metadata: &TableMetadata) -> Vec<S3Prefix> {
-    let paths = [
-        Some(metadata.location.as_str()),
-        metadata
-            .properties
-            .get("write.data.path")
-            .map(String::as_str),
-        metadata
-            .properties
-            .get("write.metadata.path")
-            .map(String::as_str),
-    ];
-    let mut prefixes: Vec<S3Prefix> = paths
-        .into_iter()
-        .flatten()
+/// Where a table's files go: its location, and the data and metadata paths its properties
+/// move elsewhere.
+pub fn file_locations(metadata: &TableMetadata) -> Vec<String> {
+    let properties = &metadata.properties;
+    std::iter::once(&metadata.location)
+        .chain(properties.get("write.data.path"))
+        .chain(properties.get("write.metadata.path"))
+        .cloned()
+        .collect()
+}
+
+/// The prefixes of `locations` that delegated access may cover: only `s3://` prefixes inside
+/// the warehouse (the server refuses to write anywhere else, so nothing else holds the
+/// table's files).
+fn prefixes(warehouse: &Warehouse, locations: &[String]) -> Vec<S3Prefix> {
+    let mut prefixes: Vec<S3Prefix> = locations
+        .iter()
         .filter(|path| warehouse.contains(path))
         .filter_map(|path| S3Prefix::parse(path).ok())
         .collect();
     prefixes.sort();
     prefixes.dedup();
     prefixes
+}
+
+fn table_prefixes(warehouse: &Warehouse, metadata: &TableMetadata) -> Vec<S3Prefix> {
+    prefixes(warehouse, &file_locations(metadata))
 }
 
 /// Read-write when the caller may write the table at a branch head `at` names; else read.

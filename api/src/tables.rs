@@ -177,6 +177,7 @@ pub async fn create(
             scope.catalog.tenant(),
             scope.catalog.name(),
             &key.to_string(),
+            delegation::file_locations(&metadata),
         );
         let delegated = delegate(
             &state,

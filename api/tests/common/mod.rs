@@ -2,6 +2,7 @@
 //! in a temporary directory, and one way to call it.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
+pub mod delegation;
 pub mod secured;
 pub mod ui;
 
