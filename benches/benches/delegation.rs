@@ -16,12 +16,12 @@ use pangolin_delegation::{Access, Secret};
 fn prefixes() -> Vec<S3Prefix> {
     vec![
         S3Prefix::parse("s3://lake/warehouse/sales/orders-9c12d44103fe46939a96a0705ddf69c1")
-            .unwrap(),
+            .expect("a prefix"),
     ]
 }
 
 fn sign(c: &mut Criterion) {
-    let endpoint = Endpoint::new(Some("http://127.0.0.1:9000"), "us-east-1").unwrap();
+    let endpoint = Endpoint::new(Some("http://127.0.0.1:9000"), "us-east-1").expect("an endpoint");
     let keys = Keys {
         access_key_id: "AKIAIOSFODNN7EXAMPLE".into(),
         secret_access_key: Secret::new("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
@@ -45,7 +45,7 @@ fn sign(c: &mut Criterion) {
     let prefixes = prefixes();
     // The baseline: SigV4 alone, without checking anything.
     c.bench_function("delegation/sigv4 only", |b| {
-        b.iter(|| sign_request(black_box(&request), &keys, SystemTime::now()).unwrap())
+        b.iter(|| sign_request(black_box(&request), &keys, SystemTime::now()).expect("signed"))
     });
     c.bench_function("delegation/sign a GET", |b| {
         b.iter(|| {
@@ -56,7 +56,7 @@ fn sign(c: &mut Criterion) {
                     Access::Read,
                     SystemTime::now(),
                 )
-                .unwrap()
+                .expect("signed")
         })
     });
     c.bench_function("delegation/session policy", |b| {
@@ -73,14 +73,16 @@ async fn stand_in() -> String {
          </AssumeRoleResponse>"
     }
     let app = axum::Router::new().route("/", axum::routing::post(assume));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serving") });
     url
 }
 
 fn vend(c: &mut Criterion) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let url = runtime.block_on(stand_in());
     let config = StsConfig {
         role_arn: "arn:aws:iam::123456789012:role/lake".into(),
@@ -93,12 +95,12 @@ fn vend(c: &mut Criterion) {
     let prefixes = prefixes();
     runtime
         .block_on(vendor.vend(&prefixes, Access::Read))
-        .unwrap();
+        .expect("vended");
     c.bench_function("delegation/vend from the cache", |b| {
         b.iter(|| {
             runtime
                 .block_on(vendor.vend(black_box(&prefixes), Access::Read))
-                .unwrap()
+                .expect("cached")
         })
     });
 }
