@@ -4,9 +4,11 @@ the virtualenv), which enforces signatures, session policies and expiry, unlike 
 scripts/test starts it with the identities of seaweedfs/s3.json (the catalog's static key) and
 the role of seaweedfs/iam.json (which that key may assume), and sets PANGOLIN_TEST_STS_ENDPOINT.
 
-Run as a script with the port numbers to use, it prints the `weed mini` command line; with
-`--wait`, it waits up to 30 s for the server to answer a signed request and creates the bucket;
-exit status 1 when it does not.
+Run as a script with the `weed` binary and a data directory, it prints the endpoint and the
+`weed mini` command line on fresh ports; with `--wait`, it waits up to 30 s for the server to
+answer a signed request (exit status 1 when it does not); with `--check-expired FILE`, it
+waits for the vended credential the tests recorded there to expire and checks that the server
+refuses it.
 """
 
 import json
@@ -115,7 +117,34 @@ def wait(sts: Sts) -> bool:
     return False
 
 
+def check_expired(record_path: str) -> bool:
+    """Waits until the credential recorded in `record_path` (by test_delegation.py) has
+    expired, then says whether the server refuses it. Nothing to check without a record."""
+    server = settings()
+    if server is None or not os.path.exists(record_path):
+        print("expiry: no vended credential was recorded; nothing to check")
+        return True
+    with open(record_path) as f:
+        record = json.load(f)
+    wait_s = record["expires-at-ms"] / 1000 + 30 - time.time()
+    if wait_s > 0:
+        print(f"expiry: waiting {wait_s:.0f} s for the vended credential to expire")
+        time.sleep(wait_s)
+    client = server.client(
+        record["access-key-id"], record["secret-access-key"], record["session-token"]
+    )
+    try:
+        client.get_object(Bucket=server.bucket, Key=record["key"])
+    except Exception as refused:  # noqa: BLE001 - botocore's ClientError, whatever its code
+        print(f"expiry: the expired credential is refused ({refused})")
+        return True
+    print("expiry: the vended credential still works after its expiry", file=sys.stderr)
+    return False
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check-expired"]:
+        sys.exit(0 if check_expired(sys.argv[2]) else 1)
     if sys.argv[1:2] == ["--wait"]:
         server = settings()
         if server is None or not wait(server):
