@@ -14,8 +14,9 @@ use pangolin_catalog::authz::Privilege;
 use pangolin_catalog::iceberg::TableMetadata;
 use pangolin_catalog::{Catalog, RefSpec, TableError, Warehouse};
 use pangolin_delegation::Access;
+use pangolin_delegation::azure::{AdlsDirectory, SasSigner};
 use pangolin_delegation::s3::sign::{SignError, SignRequest, Signed};
-use pangolin_delegation::s3::{S3Prefix, VendError, Vended};
+use pangolin_delegation::s3::{S3Prefix, VendError};
 use pangolin_records::Outcome;
 use pangolin_store::ContentKey;
 use serde::Serialize;
@@ -116,26 +117,39 @@ pub async fn for_table(
     grant: Grant,
     requested: Requested,
 ) -> Result<Option<Delegated>, ApiError> {
-    let Some(delegation) = catalog.warehouse().ok().and_then(Warehouse::delegation) else {
-        return Ok(None);
-    };
     let Ok(warehouse) = catalog.warehouse() else {
         return Ok(None);
     };
-    let prefixes = table_prefixes(warehouse, metadata);
+    let Some(delegation) = warehouse.delegation() else {
+        return Ok(None);
+    };
+    let locations = file_locations(metadata);
+    let caller = Caller::current();
+    let table = (catalog, key, at);
+    if requested.vended_credentials
+        && let Some(signer) = &delegation.sas
+    {
+        return sas_tokens(state, table, warehouse, signer, &locations, grant).await;
+    }
+    let prefixes = prefixes(warehouse, &locations);
     if prefixes.is_empty() {
         return Ok(None);
     }
     if requested.vended_credentials
         && let Some(vendor) = &delegation.vendor
     {
-        let caller = Caller::current();
         let access = match grant {
             Grant::Creator => Access::ReadWrite,
             Grant::Privileges => access(state, catalog, key, at, caller.as_ref()).await?,
         };
         let vended = vendor.vend(&prefixes, access).await.map_err(vend_error)?;
-        audit_hand_out(state, catalog, key, at, caller.as_ref(), &prefixes, &vended).await;
+        let hand_out = HandOut {
+            access,
+            expires_at: vended.expires_at,
+            prefixes: prefixes.iter().map(S3Prefix::url).collect(),
+            key_id: Some(vended.access_key_id.clone()),
+        };
+        audit_hand_out(state, table, caller.as_ref(), hand_out).await;
         let mut config = warehouse.client_config().clone();
         config.insert("s3.access-key-id".to_owned(), vended.access_key_id.clone());
         config.insert(
@@ -170,6 +184,80 @@ pub async fn for_table(
         }));
     }
     Ok(None)
+}
+
+/// SAS tokens for each of the table's directories in the warehouse (Azure), in
+/// `adls.sas-token.<account host>` as the Java and Python clients read them.
+async fn sas_tokens(
+    state: &AppState,
+    table: (&Catalog, &ContentKey, &RefSpec),
+    warehouse: &Warehouse,
+    signer: &SasSigner,
+    locations: &[String],
+    grant: Grant,
+) -> Result<Option<Delegated>, ApiError> {
+    let (catalog, key, at) = table;
+    let mut directories: Vec<AdlsDirectory> = locations
+        .iter()
+        .filter(|l| warehouse.contains(l))
+        .filter_map(|l| AdlsDirectory::parse(l))
+        .collect();
+    directories.dedup();
+    let Some(first) = directories.first() else {
+        return Ok(None);
+    };
+    let caller = Caller::current();
+    let access = match grant {
+        Grant::Creator => Access::ReadWrite,
+        Grant::Privileges => access(state, catalog, key, at, caller.as_ref()).await?,
+    };
+    let now = SystemTime::now();
+    let mut storage_credentials = Vec::new();
+    let mut config = warehouse.client_config().clone();
+    for directory in &directories {
+        let sas = signer.directory_sas(directory, access, now).map_err(|e| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailableException",
+                format!("no SAS token could be signed: {e}"),
+            )
+        })?;
+        let expires_ms = sas
+            .expires_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis()
+            .to_string();
+        let entries = [
+            (
+                format!("adls.sas-token.{}", directory.host()),
+                sas.token.expose().to_owned(),
+            ),
+            (
+                format!("adls.sas-token-expires-at-ms.{}", directory.host()),
+                expires_ms,
+            ),
+        ];
+        // The table's own directory is the one in `config` (one token per account there).
+        if directory == first {
+            config.extend(entries.iter().cloned());
+        }
+        storage_credentials.push(StorageCredential {
+            prefix: directory.url(),
+            config: entries.into_iter().collect(),
+        });
+    }
+    let hand_out = HandOut {
+        access,
+        expires_at: now + signer.lifetime(),
+        prefixes: directories.iter().map(AdlsDirectory::url).collect(),
+        key_id: None,
+    };
+    audit_hand_out(state, table, caller.as_ref(), hand_out).await;
+    Ok(Some(Delegated {
+        config,
+        storage_credentials,
+    }))
 }
 
 fn with_credentials(config: BTreeMap<String, String>, prefixes: &[S3Prefix]) -> Delegated {
@@ -311,21 +399,34 @@ async fn access(
 
 /// Records who got which access to which prefixes, until when, and the key id (which the
 /// storage's own logs show): never the secret or the token.
+/// What one hand-out gave.
+struct HandOut {
+    access: Access,
+    expires_at: SystemTime,
+    prefixes: Vec<String>,
+    /// The access key id, which the storage's own logs show (S3).
+    key_id: Option<String>,
+}
+
 async fn audit_hand_out(
     state: &AppState,
-    catalog: &Catalog,
-    key: &ContentKey,
-    at: &RefSpec,
+    (catalog, key, at): (&Catalog, &ContentKey, &RefSpec),
     caller: Option<&Caller>,
-    prefixes: &[S3Prefix],
-    vended: &Vended,
+    hand_out: HandOut,
 ) {
     let principal = caller.map_or("anonymous", Caller::name);
     let resource_id = format!("{}/{key}@{at}", catalog.name());
-    let prefixes: Vec<String> = prefixes.iter().map(S3Prefix::url).collect();
-    let expires_at = jiff::Timestamp::try_from(vended.expires_at)
+    let expires_at = jiff::Timestamp::try_from(hand_out.expires_at)
         .map(|t| t.to_string())
         .unwrap_or_default();
+    let mut details = BTreeMap::from([
+        ("access".to_owned(), hand_out.access.to_string()),
+        ("expires-at".to_owned(), expires_at),
+        ("prefixes".to_owned(), hand_out.prefixes.join(",")),
+    ]);
+    if let Some(key_id) = hand_out.key_id {
+        details.insert("access-key-id".to_owned(), key_id);
+    }
     audit::write(
         &state.security,
         audit::Entry {
@@ -335,12 +436,7 @@ async fn audit_hand_out(
             resource_type: "table",
             resource_id: &resource_id,
             outcome: Outcome::Success,
-            details: BTreeMap::from([
-                ("access".to_owned(), vended.access.to_string()),
-                ("access-key-id".to_owned(), vended.access_key_id.clone()),
-                ("expires-at".to_owned(), expires_at),
-                ("prefixes".to_owned(), prefixes.join(",")),
-            ]),
+            details,
         },
     )
     .await;

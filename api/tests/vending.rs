@@ -432,3 +432,159 @@ async fn engines_get_credentials_for_their_table_at_their_privileges() {
     assert!(!text.contains("vended-secret") && !text.contains("vended-token"));
     assert!(!text.contains(&keys.1));
 }
+
+/// Azurite's account and its well-known development key.
+const AZURITE_ACCOUNT: &str = "devstoreaccount1";
+const AZURITE_KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/// The Azure Blob emulator of `scripts/test` (its account URL), or `None` after saying why.
+fn azurite() -> Option<String> {
+    match std::env::var("PANGOLIN_TEST_AZURITE_ENDPOINT") {
+        Ok(endpoint) if !endpoint.is_empty() => Some(endpoint),
+        _ => {
+            assert_ne!(
+                std::env::var("CI").as_deref(),
+                Ok("true"),
+                "CI needs Azurite"
+            );
+            eprintln!(
+                "skipped: PANGOLIN_TEST_AZURITE_ENDPOINT is not set (scripts/test starts one)"
+            );
+            None
+        }
+    }
+}
+
+/// The query parameters of a SAS token.
+fn sas_fields(token: &Value) -> std::collections::BTreeMap<String, String> {
+    url::form_urlencoded::parse(token.as_str().unwrap().as_bytes())
+        .into_owned()
+        .collect()
+}
+
+#[tokio::test]
+async fn an_azure_warehouse_vends_sas_tokens_for_a_tables_directory() {
+    let Some(endpoint) = azurite() else { return };
+    let env = Env::new().await;
+    let root = env.root.clone();
+    let prefix = format!("vend-{}", uuid::Uuid::new_v4().simple());
+    let warehouse = json!({
+        "name": "azure",
+        "storage": {"type": "azure", "account": AZURITE_ACCOUNT, "container": "pangolin-test",
+                    "prefix": prefix, "endpoint": endpoint, "sas": {"lifetime-seconds": 1800}},
+        "credentials": {"type": "azure", "account-key": AZURITE_KEY},
+    });
+    let (status, body) = env
+        .call(
+            &root,
+            Method::POST,
+            "/api/v1/warehouses",
+            Some(warehouse),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["credentials"]["fields-set"], json!(["account-key"]));
+    assert!(!body.to_string().contains(AZURITE_KEY));
+    let catalog = json!({"name": "vend", "warehouse": "azure"});
+    let (status, body) = env
+        .call(
+            &root,
+            Method::POST,
+            "/api/v1/catalogs",
+            Some(catalog),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let namespace = json!({"namespace": ["db"]});
+    env.call(
+        &root,
+        Method::POST,
+        "/v1/vend/namespaces",
+        Some(namespace),
+        false,
+    )
+    .await;
+
+    // The server writes the table's metadata into the container, and the creator gets a
+    // read-write token for the table's directory and nothing wider.
+    let table = json!({"name": "t", "schema": {"type": "struct", "fields": [
+        {"id": 1, "name": "id", "type": "long", "required": true}]}});
+    let (status, created) = env
+        .call(
+            &root,
+            Method::POST,
+            "/v1/vend/namespaces/db/tables",
+            Some(table),
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    let host = format!("{AZURITE_ACCOUNT}.dfs.core.windows.net");
+    let location = created["metadata"]["location"].as_str().unwrap().to_owned();
+    assert!(
+        location.starts_with(&format!("abfss://pangolin-test@{host}/{prefix}/db/t-")),
+        "{location}"
+    );
+    assert!(
+        created["metadata-location"]
+            .as_str()
+            .unwrap()
+            .starts_with(&location)
+    );
+    let token_key = format!("adls.sas-token.{host}");
+    let fields = sas_fields(&created["config"][&token_key]);
+    assert_eq!(fields["sr"], "d");
+    assert_eq!(fields["sdd"], "3", "{fields:?}");
+    assert_eq!(fields["sp"], "racwdl");
+    assert_eq!(fields["sv"], "2022-11-02");
+    assert!(
+        !fields.contains_key("spr"),
+        "an http:// emulator needs http"
+    );
+    let parse = |t: &str| t.parse::<jiff::Timestamp>().unwrap();
+    let lifetime = parse(&fields["se"]).duration_since(parse(&fields["st"]));
+    assert_eq!(lifetime.as_secs(), 1800 + 300);
+    assert_eq!(created["storage-credentials"][0]["prefix"], location);
+    assert_eq!(
+        created["storage-credentials"][0]["config"][&token_key],
+        created["config"][&token_key]
+    );
+    let expires: i64 = created["config"][format!("adls.sas-token-expires-at-ms.{host}")]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(expires / 1000, parse(&fields["se"]).as_second());
+    assert!(!created.to_string().contains(AZURITE_KEY));
+
+    // Reading it back goes through the container too; a reader's token reads and lists only.
+    let reader = env.token("reader").await;
+    let uri = "/v1/vend/namespaces/db/tables/t";
+    let (status, body) = env.call(&reader, Method::GET, uri, None, true).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(sas_fields(&body["config"][&token_key])["sp"], "rl");
+    let (_, body) = env.call(&reader, Method::GET, uri, None, false).await;
+    assert!(body["config"].get(&token_key).is_none(), "{body}");
+
+    let (_, audit) = env
+        .call(
+            &root,
+            Method::GET,
+            "/api/v1/audit?page-size=1000",
+            None,
+            false,
+        )
+        .await;
+    let by_reader = audit["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "table.vend-credentials" && e["principal"] == "user:acme/reader")
+        .unwrap();
+    assert_eq!(by_reader["details"]["access"], "read");
+    assert_eq!(by_reader["details"]["prefixes"], location);
+    assert!(!audit.to_string().contains("sig="));
+}

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use pangolin_delegation::azure::SasSigner;
 use pangolin_delegation::s3::StsVendor;
 use pangolin_delegation::s3::sign::Signer;
 use pangolin_store::ContentKey;
@@ -25,11 +26,13 @@ pub struct Delegation {
     pub vendor: Option<Arc<StsVendor>>,
     /// Signs clients' requests for a table's files.
     pub signer: Option<Arc<Signer>>,
+    /// Signs SAS tokens for a table's directory (Azure).
+    pub sas: Option<Arc<SasSigner>>,
 }
 
 impl Delegation {
     pub fn is_empty(&self) -> bool {
-        self.vendor.is_none() && self.signer.is_none()
+        self.vendor.is_none() && self.signer.is_none() && self.sas.is_none()
     }
 }
 
@@ -120,7 +123,10 @@ impl Warehouse {
             return false;
         };
         let root_path = root.path().trim_end_matches('/');
+        // The user part names an Azure container (`abfss://container@account...`).
         root.scheme() == location.scheme()
+            && root.username() == location.username()
+            && root.password() == location.password()
             && root.host_str() == location.host_str()
             && root.port() == location.port()
             && location
@@ -174,11 +180,25 @@ mod tests {
         assert!(!s3.contains("s3://bucket/tenant-a-evil/db/t"));
         assert!(!s3.contains("s3://bucket/tenant-a/../tenant-b/db/t"));
         assert!(!s3.contains("s3://bucket/tenant-a/%2E%2E/tenant-b/db/t"));
+        let adls = Warehouse::new(
+            "abfss://lake@account.dfs.core.windows.net/wh",
+            Arc::new(FileIo::new(1)),
+        );
+        assert!(adls.contains("abfss://lake@account.dfs.core.windows.net/wh/db/t"));
+        assert!(!adls.contains("abfss://other@account.dfs.core.windows.net/wh/db/t"));
+        assert!(!adls.contains("abfss://account.dfs.core.windows.net/wh/db/t"));
+        assert!(!adls.contains("abfss://lake@other.dfs.core.windows.net/wh/db/t"));
     }
     use crate::iceberg::{S3Settings, Secret, StorageOptions};
 
     fn warehouse(root: &str, s3: S3Settings) -> Warehouse {
-        let io = FileIo::with_options(1, StorageOptions { s3 });
+        let io = FileIo::with_options(
+            1,
+            StorageOptions {
+                s3,
+                ..StorageOptions::default()
+            },
+        );
         Warehouse::new(root, Arc::new(io))
     }
 

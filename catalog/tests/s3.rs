@@ -50,7 +50,13 @@ fn bucket() -> Option<(StorageOptions, String)> {
         env("PANGOLIN_TEST_S3_BUCKET", "pangolin-test"),
         uuid::Uuid::new_v4().simple()
     );
-    Some((StorageOptions { s3 }, prefix))
+    Some((
+        StorageOptions {
+            s3,
+            ..StorageOptions::default()
+        },
+        prefix,
+    ))
 }
 
 fn new_table(location: &str) -> NewTable {

@@ -13,8 +13,8 @@ use pangolin_catalog::tenancy::records::{catalog_key, warehouse_key};
 use pangolin_catalog::tenancy::{
     CatalogKind, CreateCatalogError, CreateTenantError, CreateWarehouseError, Credentials,
     DefaultSetup, DeleteCatalogError, DeleteTenantError, DeleteWarehouseError, GetCatalogError,
-    GetTenantError, GetWarehouseError, Name, NewCatalog, OpenError, RuntimeError, SecretKey,
-    StorageConfig, Tenancy, UpdateTenantError, UpdateWarehouseError, WarehouseSpec,
+    GetTenantError, GetWarehouseError, Name, NewCatalog, OpenError, RuntimeError, SasSettings,
+    SecretKey, StorageConfig, Tenancy, UpdateTenantError, UpdateWarehouseError, WarehouseSpec,
     WarehouseUpdate,
 };
 use pangolin_catalog::{Catalog, CommitMeta, RefSpec, Store};
@@ -528,14 +528,6 @@ async fn federated_catalogs_and_unsupported_storage_are_refused(f: Fixture) {
     assert!(matches!(err, CreateCatalogError::Unsupported(_)), "{err}");
     assert!(err.to_string().contains("not supported yet"), "{err}");
 
-    let azure = WarehouseSpec {
-        storage: StorageConfig::Azure {
-            account: "acct".into(),
-            container: "lake".into(),
-            prefix: None,
-        },
-        credentials: None,
-    };
     let gcs = WarehouseSpec {
         storage: StorageConfig::Gcs {
             bucket: "lake".into(),
@@ -543,17 +535,68 @@ async fn federated_catalogs_and_unsupported_storage_are_refused(f: Fixture) {
         },
         credentials: None,
     };
-    for (name, spec) in [("azure", azure), ("gcs", gcs)] {
-        let record = tenancy.create_warehouse("acme", name, spec).await.unwrap();
-        let err = record.value.to_runtime(&key).unwrap_err();
-        assert!(matches!(err, RuntimeError::Unsupported { .. }), "{err}");
-        assert!(err.to_string().contains("not supported yet"), "{err}");
-        let err = tenancy
-            .create_catalog("acme", name, new_catalog(name), "ana")
-            .await
-            .unwrap_err();
-        assert!(matches!(err, CreateCatalogError::Warehouse { .. }), "{err}");
-    }
+    let record = tenancy.create_warehouse("acme", "gcs", gcs).await.unwrap();
+    let err = record.value.to_runtime(&key).unwrap_err();
+    assert!(matches!(err, RuntimeError::Unsupported { .. }), "{err}");
+    assert!(err.to_string().contains("not supported yet"), "{err}");
+    let err = tenancy
+        .create_catalog("acme", "gcs", new_catalog("gcs"), "ana")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CreateCatalogError::Warehouse { .. }), "{err}");
+
+    // Azure: served on `abfss://` locations; SAS vending needs the account key.
+    let azure = |sas: Option<SasSettings>, credentials| WarehouseSpec {
+        storage: StorageConfig::Azure {
+            account: "acct".into(),
+            container: "lake".into(),
+            prefix: Some("wh".into()),
+            endpoint: None,
+            sas,
+        },
+        credentials,
+    };
+    let record = tenancy
+        .create_warehouse("acme", "azure", azure(None, None))
+        .await
+        .unwrap();
+    let runtime = record.value.to_runtime(&key).unwrap();
+    assert_eq!(runtime.root, "abfss://lake@acct.dfs.core.windows.net/wh");
+    assert!(runtime.delegation().is_none());
+    let sas = || {
+        Some(SasSettings {
+            lifetime_seconds: 900,
+        })
+    };
+    let err = tenancy
+        .create_warehouse("acme", "azure-sas", azure(sas(), None))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("needs the account key"), "{err}");
+    let key_b64 =
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    let credentials = Some(Credentials::Azure {
+        account_key: Secret::new(key_b64),
+    });
+    let record = tenancy
+        .create_warehouse("acme", "azure-sas", azure(sas(), credentials))
+        .await
+        .unwrap();
+    assert_eq!(
+        record.value.view().credentials.unwrap().fields_set,
+        ["account-key"]
+    );
+    let runtime = record.value.to_runtime(&key).unwrap();
+    assert!(runtime.delegation().is_some_and(|d| d.sas.is_some()));
+    let err = tenancy
+        .create_warehouse(
+            "acme",
+            "azure-s3-keys",
+            azure(None, Some(s3(false).credentials.unwrap())),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("do not fit"), "{err}");
 
     // The S3 client takes no session token yet: refused rather than silently dropped.
     let err = tenancy.warehouse("acme", "files").await.unwrap();

@@ -10,6 +10,7 @@
 //! This crate decides nothing about who may do what: callers pass the [`Access`] the
 //! principal is entitled to, and get credentials or signatures for exactly that.
 
+pub mod azure;
 pub mod s3;
 mod secret;
 

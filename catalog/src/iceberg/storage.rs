@@ -1,6 +1,6 @@
 //! How the server reaches object stores, and what it tells clients so they reach the same ones.
 //!
-//! Only `s3://` (and `s3a://`) locations take settings; `file://` needs none. The settings are
+//! `s3://` (and `s3a://`) and Azure (`abfss://`) locations take settings; `file://` needs none. The settings are
 //! the server's own: nothing is read from `AWS_*` environment variables, so what the server
 //! uses and what it hands to clients ([`StorageOptions::client_config`]) are the same.
 
@@ -154,10 +154,39 @@ impl S3Settings {
     }
 }
 
+/// Settings for Azure locations (`abfss://container@account.dfs.core.windows.net/path`); the
+/// account comes from the location.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AzureSettings {
+    /// The storage account's shared key (base64).
+    pub account_key: Option<Secret>,
+    /// The account's URL when it is not Azure's (`http://127.0.0.1:10000/devstoreaccount1` for
+    /// Azurite); plain HTTP only when this URL says `http://`.
+    pub endpoint: Option<String>,
+}
+
+impl AzureSettings {
+    /// `object_store` configuration keys (`AzureConfigKey` and client option names).
+    pub fn object_store_options(&self) -> Vec<(&'static str, String)> {
+        let mut options = Vec::new();
+        if let Some(key) = &self.account_key {
+            options.push(("azure_storage_account_key", key.expose().to_owned()));
+        }
+        if let Some(endpoint) = &self.endpoint {
+            options.push(("azure_storage_endpoint", endpoint.clone()));
+            if endpoint.starts_with("http://") {
+                options.push(("allow_http", "true".to_owned()));
+            }
+        }
+        options
+    }
+}
+
 /// Everything the server needs to reach the object stores of its warehouses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StorageOptions {
     pub s3: S3Settings,
+    pub azure: AzureSettings,
 }
 
 impl StorageOptions {
@@ -165,6 +194,7 @@ impl StorageOptions {
     pub fn object_store_options(&self, scheme: &str) -> Vec<(&'static str, String)> {
         match scheme {
             "s3" | "s3a" => self.s3.object_store_options(),
+            "abfs" | "abfss" | "az" => self.azure.object_store_options(),
             _ => Vec::new(),
         }
     }
@@ -233,7 +263,13 @@ mod tests {
     #[test]
     fn secrets_are_never_shown() {
         let settings = local();
-        let shown = format!("{:?}", StorageOptions { s3: settings });
+        let shown = format!(
+            "{:?}",
+            StorageOptions {
+                s3: settings,
+                ..StorageOptions::default()
+            }
+        );
         assert!(!shown.contains("wJalrXUtnFEMI"), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");
     }

@@ -11,6 +11,7 @@ use super::secret::{self, SealError, Sealed, SecretKey};
 use std::time::Duration;
 
 use pangolin_delegation::Access;
+use pangolin_delegation::azure::SasSigner;
 use pangolin_delegation::s3::sign::{Endpoint, Keys, Signer};
 use pangolin_delegation::s3::{S3Prefix, StsConfig, StsVendor, VendError};
 
@@ -51,12 +52,18 @@ pub enum StorageConfig {
         #[serde(default)]
         remote_signing: bool,
     },
-    /// Azure Blob Storage: modelled, not served yet (see [`RuntimeError::Unsupported`](super::RuntimeError::Unsupported)).
+    /// A container of an Azure storage account (ADLS Gen2; `abfss://` locations).
     Azure {
         account: String,
         container: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prefix: Option<String>,
+        /// The account's URL when it is not Azure's (an emulator such as Azurite).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<String>,
+        /// Vend SAS tokens scoped to each table's directory, signed with the account key.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sas: Option<SasSettings>,
     },
     /// Google Cloud Storage: modelled, not served yet (see [`RuntimeError::Unsupported`](super::RuntimeError::Unsupported)).
     Gcs {
@@ -82,6 +89,15 @@ pub struct StsSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// How long vended credentials live.
+    #[serde(default = "default_lifetime")]
+    pub lifetime_seconds: u64,
+}
+
+/// How SAS tokens are vended for an Azure warehouse's tables.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct SasSettings {
+    /// How long a token lives.
     #[serde(default = "default_lifetime")]
     pub lifetime_seconds: u64,
 }
@@ -140,8 +156,37 @@ impl StorageConfig {
                 self.s3_settings(None).validate()
             }
             Self::Azure {
-                account, container, ..
-            } => valid_bucket(account).and_then(|()| valid_bucket(container)),
+                account,
+                container,
+                endpoint,
+                sas,
+                ..
+            } => {
+                valid_azure_name(account)?;
+                valid_azure_name(container)?;
+                if let Some(endpoint) = endpoint {
+                    let usable = url::Url::parse(endpoint).is_ok_and(|url| {
+                        matches!(url.scheme(), "http" | "https")
+                            && url.has_host()
+                            && url.username().is_empty()
+                            && url.password().is_none()
+                    });
+                    if !usable {
+                        return Err("the Azure endpoint must be an http:// or https:// URL \
+                                    without credentials"
+                            .to_owned());
+                    }
+                }
+                match sas {
+                    Some(sas) if !(60..=7 * 24 * 3600).contains(&sas.lifetime_seconds) => {
+                        Err(format!(
+                            "a SAS lifetime is 60 to 604800 seconds, not {}",
+                            sas.lifetime_seconds
+                        ))
+                    }
+                    _ => Ok(()),
+                }
+            }
             Self::Gcs { bucket, .. } => valid_bucket(bucket),
         }
     }
@@ -164,7 +209,8 @@ impl StorageConfig {
                 secret_access_key,
                 ..
             }) => (Some(access_key_id.clone()), Some(secret_access_key.clone())),
-            None => (None, None),
+            // check_spec refuses these on an S3 storage.
+            Some(Credentials::Azure { .. }) | None => (None, None),
         };
         S3Settings {
             endpoint: endpoint.clone(),
@@ -196,7 +242,7 @@ pub(super) fn sts_vendor(
             access_key_id,
             &pangolin_delegation::Secret::new(secret_access_key.expose()),
         ))),
-        None => keys_needed(storage).map(|()| None),
+        Some(Credentials::Azure { .. }) | None => keys_needed(storage).map(|()| None),
     }
 }
 
@@ -233,6 +279,37 @@ pub(super) fn signer(
             .map(|t| pangolin_delegation::Secret::new(t.expose())),
     };
     Ok(Some(Signer::new(endpoint, keys)))
+}
+
+/// The SAS signer of an Azure storage with `sas` settings, signing with `credentials`' key;
+/// `None` when it vends nothing.
+pub(super) fn sas_signer(
+    storage: &StorageConfig,
+    credentials: Option<&Credentials>,
+) -> Result<Option<SasSigner>, String> {
+    let StorageConfig::Azure {
+        account,
+        endpoint,
+        sas: Some(sas),
+        ..
+    } = storage
+    else {
+        return Ok(None);
+    };
+    let Some(Credentials::Azure { account_key }) = credentials else {
+        return keys_needed(storage).map(|()| None);
+    };
+    // Tokens for an emulator on plain HTTP must allow it; Azure's own are HTTPS only.
+    let https_only = endpoint
+        .as_deref()
+        .is_none_or(|e| e.starts_with("https://"));
+    SasSigner::new(
+        account,
+        &pangolin_delegation::Secret::new(account_key.expose()),
+        Duration::from_secs(sas.lifetime_seconds),
+        https_only,
+    )
+    .map(Some)
 }
 
 /// Tries the STS settings of `storage` once: an `AssumeRole` for read access to the
@@ -283,6 +360,22 @@ pub(super) fn local_root(root: &str) -> Result<String, String> {
     Ok(url.to_string())
 }
 
+/// Azure account and container names: lowercase letters, digits and (containers) hyphens.
+fn valid_azure_name(name: &str) -> Result<(), String> {
+    let fine = (3..=63).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a valid Azure account or container name (3 to 63 lowercase \
+             letters, digits and hyphens)"
+        ))
+    }
+}
+
 fn valid_bucket(name: &str) -> Result<(), String> {
     let fine = !name.is_empty()
         && name.len() <= 255
@@ -324,6 +417,8 @@ pub enum Credentials {
         #[serde(default)]
         session_token: Option<Secret>,
     },
+    /// An Azure storage account's shared key (base64).
+    Azure { account_key: Secret },
 }
 
 impl std::fmt::Debug for Credentials {
@@ -349,12 +444,16 @@ enum PlainCredentials<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         session_token: Option<&'a str>,
     },
+    Azure {
+        account_key: &'a str,
+    },
 }
 
 impl Credentials {
     fn kind(&self) -> &'static str {
         match self {
             Self::S3 { .. } => "s3",
+            Self::Azure { .. } => "azure",
         }
     }
 
@@ -368,6 +467,7 @@ impl Credentials {
                 }
                 fields
             }
+            Self::Azure { .. } => vec!["account-key".to_owned()],
         }
     }
 
@@ -381,6 +481,9 @@ impl Credentials {
                 access_key_id,
                 secret_access_key: secret_access_key.expose(),
                 session_token: session_token.as_ref().map(Secret::expose),
+            },
+            Self::Azure { account_key } => PlainCredentials::Azure {
+                account_key: account_key.expose(),
             },
         }
     }
@@ -423,6 +526,9 @@ pub(super) fn keys_needed(storage: &StorageConfig) -> Result<(), String> {
             "remote signing needs the warehouse's S3 keys: the server signs requests with them"
                 .to_owned(),
         ),
+        StorageConfig::Azure { sas: Some(_), .. } => Err(
+            "vending SAS tokens needs the account key: the server signs them with it".to_owned(),
+        ),
         _ => Ok(()),
     }
 }
@@ -437,7 +543,9 @@ pub(super) fn check_spec(
         keys_needed(storage)?;
     }
     match (storage, credentials) {
-        (_, None) | (StorageConfig::S3 { .. }, Some(Credentials::S3 { .. })) => Ok(()),
+        (_, None)
+        | (StorageConfig::S3 { .. }, Some(Credentials::S3 { .. }))
+        | (StorageConfig::Azure { .. }, Some(Credentials::Azure { .. })) => Ok(()),
         (storage, Some(credentials)) => Err(format!(
             "{} credentials do not fit {} storage",
             credentials.kind(),

@@ -16,10 +16,10 @@ use super::records::{self, Page, PutError, RecordsError, Versioned};
 use super::secret::{self, OpenError, SealError, SecretKey};
 use super::storage::{
     Credentials, SealedCredentials, StorageConfig, VerifyError, check_spec, keys_needed,
-    local_root, signer, sts_vendor, verify_sts, with_prefix,
+    local_root, sas_signer, signer, sts_vendor, verify_sts, with_prefix,
 };
 use super::tenant::ListError;
-use crate::iceberg::{FileIo, IoError, StorageOptions};
+use crate::iceberg::{AzureSettings, FileIo, IoError, StorageOptions};
 use crate::warehouse::{Delegation, Warehouse};
 
 /// How many parsed metadata files a runtime warehouse keeps in memory.
@@ -178,12 +178,43 @@ impl WarehouseRecord {
                     .map_err(invalid)?
                     .map(Arc::new);
                 let root = with_prefix(format!("s3://{bucket}"), prefix.as_deref());
-                (root, StorageOptions { s3 })
+                (
+                    root,
+                    StorageOptions {
+                        s3,
+                        ..StorageOptions::default()
+                    },
+                )
             }
-            StorageConfig::Azure { .. } => {
-                return Err(unsupported(
-                    "Azure storage (this server is built without object_store's `azure` feature)",
-                ));
+            StorageConfig::Azure {
+                account,
+                container,
+                prefix,
+                endpoint,
+                ..
+            } => {
+                let account_key = match &credentials {
+                    Some(Credentials::Azure { account_key }) => Some(account_key.clone()),
+                    _ => None,
+                };
+                delegation.sas = sas_signer(&self.storage, credentials.as_ref())
+                    .map_err(invalid)?
+                    .map(Arc::new);
+                let root = with_prefix(
+                    format!("abfss://{container}@{account}.dfs.core.windows.net"),
+                    prefix.as_deref(),
+                );
+                let azure = AzureSettings {
+                    account_key,
+                    endpoint: endpoint.clone(),
+                };
+                (
+                    root,
+                    StorageOptions {
+                        azure,
+                        ..StorageOptions::default()
+                    },
+                )
             }
             StorageConfig::Gcs { .. } => {
                 return Err(unsupported(

@@ -42,6 +42,7 @@ enum WarehouseCommand {
         "pangolin admin warehouse create lake --root /srv/pangolin/lake",
         "pangolin admin warehouse create s3lake --s3-bucket analytics --prefix lake \\\n      --endpoint http://127.0.0.1:9000 --path-style --access-key-id minio",
         "pangolin admin warehouse create vended --s3-bucket analytics --region eu-west-1 \\\n      --access-key-id AKIA... --role-arn arn:aws:iam::123456789012:role/lake-access \\\n      --external-id acme --credential-lifetime 1800",
+        "pangolin admin warehouse create adls --azure-account acme --azure-container lake \\\n      --prefix warehouse --azure-account-key --sas-lifetime 1800",
     ],
     "With --access-key-id, the secret access key is read from the terminal without echo, from\n\
      standard input with --secret-access-key-stdin (or when it is not a terminal), or from\n\
@@ -56,21 +57,38 @@ struct CreateArgs {
     #[arg(
         long,
         value_name = "PATH",
-        conflicts_with = "s3_bucket",
-        required_unless_present = "s3_bucket"
+        conflicts_with_all = ["s3_bucket", "azure_account"],
+        required_unless_present_any = ["s3_bucket", "azure_account"]
     )]
     root: Option<String>,
     /// An S3 (or S3-compatible) bucket.
-    #[arg(long, value_name = "BUCKET")]
+    #[arg(long, value_name = "BUCKET", conflicts_with = "azure_account")]
     s3_bucket: Option<String>,
-    /// The folder inside the bucket.
-    #[arg(long, requires = "s3_bucket")]
+    /// An Azure storage account (ADLS Gen2), with --azure-container.
+    #[arg(long, value_name = "ACCOUNT", requires = "azure_container")]
+    azure_account: Option<String>,
+    /// The container of that account.
+    #[arg(long, value_name = "CONTAINER", requires = "azure_account")]
+    azure_container: Option<String>,
+    /// The account's key (read like the S3 secret: terminal, --account-key-stdin or
+    /// PANGOLIN_AZURE_ACCOUNT_KEY).
+    #[arg(long, requires = "azure_account")]
+    azure_account_key: bool,
+    /// Read the account key from the first line of standard input.
+    #[arg(long, requires = "azure_account_key")]
+    account_key_stdin: bool,
+    /// Vend clients SAS tokens scoped to each table's directory, living this many seconds
+    /// (needs the account key).
+    #[arg(long, value_name = "SECONDS", requires = "azure_account_key")]
+    sas_lifetime: Option<u64>,
+    /// The folder inside the bucket or container.
+    #[arg(long, conflicts_with = "root")]
     prefix: Option<String>,
     /// The bucket's region.
     #[arg(long, requires = "s3_bucket")]
     region: Option<String>,
-    /// An S3-compatible server's URL.
-    #[arg(long, value_name = "URL", requires = "s3_bucket")]
+    /// An S3-compatible server's URL, or an Azure account's URL other than Azure's.
+    #[arg(long, value_name = "URL", conflicts_with = "root")]
     endpoint: Option<String>,
     /// Address the bucket in the path, as most S3-compatible servers want.
     #[arg(long, requires = "s3_bucket")]
@@ -175,7 +193,17 @@ fn location(warehouse: &Value) -> String {
                 format!("{scheme}://{}/{prefix}", field("bucket"))
             }
         }
-        "azure" => format!("{}/{}", field("account"), field("container")),
+        "azure" => {
+            let root = format!(
+                "abfss://{}@{}.dfs.core.windows.net",
+                field("container"),
+                field("account")
+            );
+            match field("prefix").trim_matches('/') {
+                "" => root,
+                prefix => format!("{root}/{prefix}"),
+            }
+        }
         _ => String::new(),
     }
 }
@@ -225,13 +253,38 @@ fn body(args: &CreateArgs, secret_access_key: Option<String>) -> Result<Value> {
             }
             Value::Object(s3)
         }
+        (None, None) if args.azure_account.is_some() => {
+            let mut azure = Map::new();
+            azure.insert("type".into(), "azure".into());
+            for (name, value) in [
+                ("account", &args.azure_account),
+                ("container", &args.azure_container),
+                ("prefix", &args.prefix),
+                ("endpoint", &args.endpoint),
+            ] {
+                if let Some(value) = value {
+                    azure.insert(name.into(), value.clone().into());
+                }
+            }
+            if let Some(seconds) = args.sas_lifetime {
+                azure.insert("sas".into(), json!({ "lifetime-seconds": seconds }));
+            }
+            Value::Object(azure)
+        }
         _ => {
             return Err(CliError::usage(
-                "give the warehouse's storage: --root PATH or --s3-bucket BUCKET",
+                "give the warehouse's storage: --root PATH, --s3-bucket BUCKET or \
+                 --azure-account ACCOUNT --azure-container CONTAINER",
             ));
         }
     };
     let mut body = json!({ "name": args.name, "storage": storage });
+    if args.azure_account.is_some() {
+        if let Some(key) = secret_access_key {
+            body["credentials"] = json!({ "type": "azure", "account-key": key });
+        }
+        return Ok(body);
+    }
     if let (Some(id), Some(secret)) = (&args.access_key_id, secret_access_key) {
         body["credentials"] = json!({
             "type": "s3",
@@ -244,13 +297,18 @@ fn body(args: &CreateArgs, secret_access_key: Option<String>) -> Result<Value> {
 
 async fn create(args: CreateArgs) -> Result<()> {
     let admin = Admin::new(&args.options)?;
-    let secret_access_key = match &args.access_key_id {
-        Some(id) => Some(secret::read(
+    let secret_access_key = match (&args.access_key_id, &args.azure_account) {
+        (Some(id), _) => Some(secret::read(
             &format!("Secret access key for {id}: "),
             args.secret_access_key_stdin,
             "PANGOLIN_S3_SECRET_ACCESS_KEY",
         )?),
-        None => None,
+        (None, Some(account)) if args.azure_account_key => Some(secret::read(
+            &format!("Account key for {account}: "),
+            args.account_key_stdin,
+            "PANGOLIN_AZURE_ACCOUNT_KEY",
+        )?),
+        _ => None,
     };
     let body = body(&args, secret_access_key)?;
     let answer = admin
@@ -287,6 +345,9 @@ mod tests {
             location(&json!({"storage": {"type": "s3", "bucket": "b"}})),
             "s3://b"
         );
+        let azure = json!({"storage": {"type": "azure", "account": "a", "container": "c",
+                                       "prefix": "wh"}});
+        assert_eq!(location(&azure), "abfss://c@a.dfs.core.windows.net/wh");
     }
 
     #[test]
@@ -334,6 +395,25 @@ mod tests {
                    "sts": {"role-arn": "arn:aws:iam::1:role/r", "external-id": "acme",
                            "endpoint": "http://127.0.0.1:9000", "lifetime-seconds": 1800}})
         );
+        let azure = parse(&[
+            "lake",
+            "--azure-account",
+            "acct",
+            "--azure-container",
+            "lake",
+            "--prefix",
+            "wh",
+            "--azure-account-key",
+            "--sas-lifetime",
+            "1800",
+        ]);
+        assert_eq!(
+            body(&azure, Some("a2V5".into())).unwrap(),
+            json!({"name": "lake",
+                   "storage": {"type": "azure", "account": "acct", "container": "lake",
+                               "prefix": "wh", "sas": {"lifetime-seconds": 1800}},
+                   "credentials": {"type": "azure", "account-key": "a2V5"}})
+        );
         // Vending and signing use the warehouse's keys, so they need them.
         for flags in [
             &[
@@ -345,6 +425,25 @@ mod tests {
             ][..],
             &["lake", "--s3-bucket", "b", "--remote-signing"],
             &["lake", "--root", "/a", "--external-id", "x"],
+            &[
+                "lake",
+                "--azure-account",
+                "a",
+                "--azure-container",
+                "c",
+                "--sas-lifetime",
+                "60",
+            ],
+            &["lake", "--azure-account", "a"],
+            &[
+                "lake",
+                "--azure-account",
+                "a",
+                "--azure-container",
+                "c",
+                "--s3-bucket",
+                "b",
+            ],
         ] {
             let mut all = vec!["create"];
             all.extend_from_slice(flags);
