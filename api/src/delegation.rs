@@ -1,10 +1,10 @@
 //! Delegated storage access in table answers: when a client asks for it with
-//! `X-Iceberg-Access-Delegation`, credentials vended for the table's own prefixes, read-only
-//! or read-write as the caller's privileges on the table and branch allow. Every hand-out is
-//! audited, without the secret.
+//! `X-Iceberg-Access-Delegation`, credentials for the table's own files (STS keys for its S3
+//! prefixes, SAS tokens for its Azure directories), read-only or read-write as the caller's
+//! privileges on the table and branch allow, or the settings of the remote signer; and the
+//! signing route itself. Every hand-out is audited, without the secret.
 
-use std::collections::BTreeMap;
-
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::SystemTime;
 
 use axum::Json;
@@ -87,16 +87,8 @@ pub enum Grant {
     Privileges,
 }
 
-/// Whether `catalog`'s warehouse offers any of what `requested` asks for.
-pub fn offers(catalog: &Catalog, requested: Requested) -> bool {
-    let Some(delegation) = catalog.warehouse().ok().and_then(Warehouse::delegation) else {
-        return false;
-    };
-    (requested.vended_credentials && delegation.vendor.is_some())
-        || (requested.remote_signing && delegation.signer.is_some())
-}
-
-/// Whether `catalog`'s warehouse vends what `requested` asks for.
+/// Whether `catalog`'s warehouse vends what `requested` asks for from a token service (which
+/// may refuse, so a create asks before the table exists).
 pub fn vends(catalog: &Catalog, requested: Requested) -> bool {
     requested.vended_credentials
         && catalog
@@ -105,8 +97,9 @@ pub fn vends(catalog: &Catalog, requested: Requested) -> bool {
 }
 
 /// The delegated access for table `key` with `metadata` at `at`, when the client asked for a
-/// mechanism the warehouse offers; `None` otherwise (nothing asked, nothing offered, not on
-/// S3). Vended credentials are preferred to remote signing when both are asked and offered.
+/// mechanism the warehouse offers; `None` otherwise (nothing asked, nothing offered, no file
+/// location of the table inside the warehouse). Vended credentials are preferred to remote
+/// signing when both are asked and offered.
 #[tracing::instrument(level = "debug", skip_all, fields(table = %key))]
 pub async fn for_table(
     state: &AppState,
@@ -197,12 +190,14 @@ async fn sas_tokens(
     grant: Grant,
 ) -> Result<Option<Delegated>, ApiError> {
     let (catalog, key, at) = table;
-    let mut directories: Vec<AdlsDirectory> = locations
+    // In the order of `locations` (the table's own location first), each once.
+    let mut seen = BTreeSet::new();
+    let directories: Vec<AdlsDirectory> = locations
         .iter()
         .filter(|l| warehouse.contains(l))
         .filter_map(|l| AdlsDirectory::parse(l))
+        .filter(|d| seen.insert(d.clone()))
         .collect();
-    directories.dedup();
     let Some(first) = directories.first() else {
         return Ok(None);
     };
@@ -238,7 +233,7 @@ async fn sas_tokens(
                 expires_ms,
             ),
         ];
-        // The table's own directory is the one in `config` (one token per account there).
+        // `config` holds one token per account: the table location's.
         if directory == first {
             config.extend(entries.iter().cloned());
         }
@@ -397,8 +392,6 @@ async fn access(
     })
 }
 
-/// Records who got which access to which prefixes, until when, and the key id (which the
-/// storage's own logs show): never the secret or the token.
 /// What one hand-out gave.
 struct HandOut {
     access: Access,
@@ -408,6 +401,8 @@ struct HandOut {
     key_id: Option<String>,
 }
 
+/// Records who got which access to which prefixes, until when, and the key id: never the
+/// secret or the token.
 async fn audit_hand_out(
     state: &AppState,
     (catalog, key, at): (&Catalog, &ContentKey, &RefSpec),
