@@ -23,11 +23,15 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct CreateWarehouse {
     pub name: String,
-    /// `{"type": "local", "root": "/data"}` or `{"type": "s3", "bucket": "b", "prefix",
-    /// "region", "endpoint", "path-style", "hand-out-credentials"}`.
+    /// `{"type": "local", "root": "/data"}`, `{"type": "s3", "bucket": "b", "prefix",
+    /// "region", "endpoint", "path-style", "hand-out-credentials", "sts": {"role-arn",
+    /// "external-id", "endpoint", "region", "lifetime-seconds"}, "remote-signing"}` or
+    /// `{"type": "azure", "account", "container", "prefix", "endpoint", "sas":
+    /// {"lifetime-seconds"}}` (see docs/storage.md).
     #[schema(value_type = Object)]
     pub storage: StorageConfig,
-    /// `{"type": "s3", "access-key-id", "secret-access-key", "session-token"}`.
+    /// `{"type": "s3", "access-key-id", "secret-access-key", "session-token"}` or
+    /// `{"type": "azure", "account-key"}`.
     #[schema(value_type = Option<Object>)]
     pub credentials: Option<Credentials>,
 }
