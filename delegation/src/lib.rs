@@ -11,6 +11,8 @@
 //! principal is entitled to, and get credentials or signatures for exactly that.
 
 pub mod azure;
+mod cache;
+pub mod gcs;
 pub mod s3;
 mod secret;
 

@@ -1,6 +1,5 @@
 //! S3: prefixes, session policies, STS vending and remote signing.
 
-mod cache;
 mod location;
 mod policy;
 pub mod sign;

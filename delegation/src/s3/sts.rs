@@ -8,8 +8,8 @@ use aws_sdk_sts::config::timeout::TimeoutConfig;
 use aws_sdk_sts::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sts::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 
-use super::cache::CredentialCache;
 use super::{S3Prefix, session_policy};
+use crate::cache::{CredentialCache, Expiring, refresh_margin};
 use crate::{Access, Secret};
 
 /// The shortest lifetime accepted. AWS itself refuses less than 15 minutes; S3-compatible
@@ -104,6 +104,12 @@ pub struct Vended {
     pub access: Access,
 }
 
+impl Expiring for Vended {
+    fn expires_at(&self) -> SystemTime {
+        self.expires_at
+    }
+}
+
 impl Vended {
     /// Milliseconds since the epoch at which the credentials expire.
     pub fn expires_at_ms(&self) -> u128 {
@@ -134,7 +140,7 @@ pub enum VendError {
 pub struct StsVendor {
     client: aws_sdk_sts::Client,
     config: StsConfig,
-    cache: CredentialCache,
+    cache: CredentialCache<S3Prefix, Vended>,
 }
 
 impl std::fmt::Debug for StsVendor {
@@ -267,12 +273,6 @@ impl StsVendor {
             },
         }
     }
-}
-
-/// How long before expiry cached credentials stop being handed out: a quarter of their
-/// lifetime, at least 30 seconds, so whoever gets them has most of their life left.
-fn refresh_margin(lifetime: Duration) -> Duration {
-    (lifetime / 4).max(Duration::from_secs(30))
 }
 
 #[cfg(test)]
