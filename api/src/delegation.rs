@@ -2,7 +2,7 @@
 //! `X-Iceberg-Access-Delegation`, credentials for the table's own files (STS keys for its S3
 //! prefixes, SAS tokens for its Azure directories), read-only or read-write as the caller's
 //! privileges on the table and branch allow, or the settings of the remote signer; and the
-//! signing route itself. Every hand-out is audited, without the secret.
+//! signing route itself. Each credential is audited once per principal, without the secret.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::SystemTime;
@@ -141,6 +141,7 @@ pub async fn for_table(
             expires_at: vended.expires_at,
             prefixes: prefixes.iter().map(S3Prefix::url).collect(),
             key_id: Some(vended.access_key_id.clone()),
+            credential: &vended.access_key_id,
         };
         audit_hand_out(state, table, caller.as_ref(), hand_out).await;
         let mut config = warehouse.client_config().clone();
@@ -207,6 +208,7 @@ async fn sas_tokens(
         Grant::Privileges => access(state, catalog, key, at, caller.as_ref()).await?,
     };
     let now = SystemTime::now();
+    let mut expires_at = now + signer.lifetime();
     let mut storage_credentials = Vec::new();
     let mut config = warehouse.client_config().clone();
     for directory in &directories {
@@ -217,6 +219,7 @@ async fn sas_tokens(
                 format!("no SAS token could be signed: {e}"),
             )
         })?;
+        expires_at = expires_at.min(sas.expires_at);
         let expires_ms = sas
             .expires_at
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -242,11 +245,17 @@ async fn sas_tokens(
             config: entries.into_iter().collect(),
         });
     }
+    let credential: String = storage_credentials
+        .iter()
+        .flat_map(|c| c.config.values())
+        .cloned()
+        .collect();
     let hand_out = HandOut {
         access,
-        expires_at: now + signer.lifetime(),
+        expires_at,
         prefixes: directories.iter().map(AdlsDirectory::url).collect(),
         key_id: None,
+        credential: &credential,
     };
     audit_hand_out(state, table, caller.as_ref(), hand_out).await;
     Ok(Some(Delegated {
@@ -393,23 +402,31 @@ async fn access(
 }
 
 /// What one hand-out gave.
-struct HandOut {
+struct HandOut<'a> {
     access: Access,
     expires_at: SystemTime,
     prefixes: Vec<String>,
     /// The access key id, which the storage's own logs show (S3).
     key_id: Option<String>,
+    /// What tells this credential from any other (kept only hashed).
+    credential: &'a str,
 }
 
 /// Records who got which access to which prefixes, until when, and the key id: never the
-/// secret or the token.
+/// secret or the token. A credential already recorded for the same principal (handed out
+/// again from the cache) is not recorded again.
 async fn audit_hand_out(
     state: &AppState,
     (catalog, key, at): (&Catalog, &ContentKey, &RefSpec),
     caller: Option<&Caller>,
-    hand_out: HandOut,
+    hand_out: HandOut<'_>,
 ) {
     let principal = caller.map_or("anonymous", Caller::name);
+    let hand_outs = &state.security.hand_outs;
+    if hand_outs.recorded(principal, hand_out.credential) {
+        return;
+    }
+    let (credential, expires) = (hand_out.credential, hand_out.expires_at);
     let resource_id = format!("{}/{key}@{at}", catalog.name());
     let expires_at = jiff::Timestamp::try_from(hand_out.expires_at)
         .map(|t| t.to_string())
@@ -435,6 +452,7 @@ async fn audit_hand_out(
         },
     )
     .await;
+    hand_outs.record(principal, credential, expires);
 }
 
 /// The token service's refusal is the warehouse's problem, not the client's request: 403 with

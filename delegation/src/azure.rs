@@ -122,7 +122,8 @@ impl SasSigner {
     }
 
     /// A token for `directory` and everything below it: read and list, or also add, create,
-    /// write and delete. Valid from a few minutes before `now` for the signer's lifetime.
+    /// write and delete. Valid from a few minutes before the start of the window `now` falls
+    /// in, for the signer's lifetime.
     pub fn directory_sas(
         &self,
         directory: &AdlsDirectory,
@@ -136,8 +137,17 @@ impl SasSigner {
                 self.account
             ));
         }
-        let expires_at = now + self.lifetime;
-        let start = format_time(now - CLOCK_SKEW)?;
+        // Signed from the start of the current window, so every hand-out within it is the
+        // same token (one audit record per principal, not one per load), with at least three
+        // quarters of the lifetime left.
+        let window = (self.lifetime / 4).clamp(Duration::from_secs(1), Duration::from_secs(300));
+        let since_epoch = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_err(|_| "the clock is before 1970".to_owned())?;
+        let window_start = SystemTime::UNIX_EPOCH
+            + Duration::from_secs(since_epoch.as_secs() - since_epoch.as_secs() % window.as_secs());
+        let expires_at = window_start + self.lifetime;
+        let start = format_time(window_start - CLOCK_SKEW)?;
         let expiry = format_time(expires_at)?;
         let permissions = match access {
             Access::Read => "rl",
@@ -270,6 +280,16 @@ mod tests {
             write.token.expose()
         );
         assert_eq!(read.expires_at, now + Duration::from_secs(1500));
+        // Within the same window (a quarter of the lifetime, at most five minutes), the same
+        // token; in the next, a new one.
+        let soon = signer
+            .directory_sas(&dir, Access::Read, now + Duration::from_secs(299))
+            .unwrap();
+        assert_eq!(soon.token, read.token);
+        let next = signer
+            .directory_sas(&dir, Access::Read, now + Duration::from_secs(300))
+            .unwrap();
+        assert_ne!(next.token, read.token);
         let elsewhere =
             AdlsDirectory::parse("abfss://lake@other.dfs.core.windows.net/wh/t").unwrap();
         assert!(signer.directory_sas(&elsewhere, Access::Read, now).is_err());

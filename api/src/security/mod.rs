@@ -10,6 +10,7 @@ pub mod audit;
 pub mod authn;
 pub mod blocking;
 pub mod caller;
+pub mod hand_outs;
 pub mod limiter;
 pub mod login;
 pub mod recent;
@@ -49,6 +50,8 @@ pub struct Security {
     pub limiter: LoginLimiter,
     /// Callers and roles of the last moments (see [`recent`]).
     pub recent: recent::Recent,
+    /// Delegated credentials already recorded per principal (see [`hand_outs`]).
+    pub hand_outs: hand_outs::HandOuts,
 }
 
 impl std::fmt::Debug for Security {
@@ -70,6 +73,7 @@ impl Security {
             audit,
             limiter: LoginLimiter::default(),
             recent: recent::Recent::default(),
+            hand_outs: hand_outs::HandOuts::default(),
         }
     }
 
@@ -87,6 +91,7 @@ impl Security {
             audit,
             limiter: LoginLimiter::default(),
             recent: recent::Recent::default(),
+            hand_outs: hand_outs::HandOuts::default(),
         }
     }
 
