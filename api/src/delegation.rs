@@ -144,21 +144,22 @@ pub async fn for_table(
             credential: &vended.access_key_id,
         };
         audit_hand_out(state, table, caller.as_ref(), hand_out).await;
-        let mut config = warehouse.client_config().clone();
-        config.insert("s3.access-key-id".to_owned(), vended.access_key_id.clone());
-        config.insert(
-            "s3.secret-access-key".to_owned(),
-            vended.secret_access_key.expose().to_owned(),
-        );
-        config.insert(
-            "s3.session-token".to_owned(),
-            vended.session_token.expose().to_owned(),
-        );
-        config.insert(
-            "s3.session-token-expires-at-ms".to_owned(),
-            vended.expires_at_ms().to_string(),
-        );
-        return Ok(Some(with_credentials(config, &prefixes)));
+        let keys = BTreeMap::from([
+            ("s3.access-key-id".to_owned(), vended.access_key_id.clone()),
+            (
+                "s3.secret-access-key".to_owned(),
+                vended.secret_access_key.expose().to_owned(),
+            ),
+            (
+                "s3.session-token".to_owned(),
+                vended.session_token.expose().to_owned(),
+            ),
+            (
+                "s3.session-token-expires-at-ms".to_owned(),
+                vended.expires_at_ms().to_string(),
+            ),
+        ]);
+        return Ok(Some(with_credentials(warehouse, keys, &prefixes)));
     }
     if requested.remote_signing && delegation.signer.is_some() {
         let mut config = warehouse.client_config().clone();
@@ -264,14 +265,22 @@ async fn sas_tokens(
     }))
 }
 
-fn with_credentials(config: BTreeMap<String, String>, prefixes: &[S3Prefix]) -> Delegated {
+/// The warehouse's config with `keys` added, and `keys` alone per prefix in
+/// `storage-credentials` (clients lay a credential's config over the table's).
+fn with_credentials(
+    warehouse: &Warehouse,
+    keys: BTreeMap<String, String>,
+    prefixes: &[S3Prefix],
+) -> Delegated {
     let storage_credentials = prefixes
         .iter()
         .map(|prefix| StorageCredential {
             prefix: prefix.url(),
-            config: config.clone(),
+            config: keys.clone(),
         })
         .collect();
+    let mut config = warehouse.client_config().clone();
+    config.extend(keys);
     Delegated {
         config,
         storage_credentials,
