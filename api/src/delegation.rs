@@ -122,7 +122,10 @@ pub async fn for_table(
     if requested.vended_credentials
         && let Some(signer) = &delegation.sas
     {
-        return sas_tokens(state, table, warehouse, signer, &locations, grant).await;
+        let access = access(state, table, grant, caller.as_ref()).await?;
+        let azure = (warehouse, signer.as_ref());
+        let caller = caller.as_ref();
+        return sas_tokens(state, table, caller, azure, &locations, access).await;
     }
     let prefixes = prefixes(warehouse, &locations);
     if prefixes.is_empty() {
@@ -131,10 +134,7 @@ pub async fn for_table(
     if requested.vended_credentials
         && let Some(vendor) = &delegation.vendor
     {
-        let access = match grant {
-            Grant::Creator => Access::ReadWrite,
-            Grant::Privileges => access(state, catalog, key, at, caller.as_ref()).await?,
-        };
+        let access = access(state, table, grant, caller.as_ref()).await?;
         let vended = vendor.vend(&prefixes, access).await.map_err(vend_error)?;
         let hand_out = HandOut {
             access,
@@ -186,12 +186,11 @@ pub async fn for_table(
 async fn sas_tokens(
     state: &AppState,
     table: (&Catalog, &ContentKey, &RefSpec),
-    warehouse: &Warehouse,
-    signer: &SasSigner,
+    caller: Option<&Caller>,
+    (warehouse, signer): (&Warehouse, &SasSigner),
     locations: &[String],
-    grant: Grant,
+    access: Access,
 ) -> Result<Option<Delegated>, ApiError> {
-    let (catalog, key, at) = table;
     // In the order of `locations` (the table's own location first), each once.
     let mut seen = BTreeSet::new();
     let directories: Vec<AdlsDirectory> = locations
@@ -202,11 +201,6 @@ async fn sas_tokens(
         .collect();
     let Some(first) = directories.first() else {
         return Ok(None);
-    };
-    let caller = Caller::current();
-    let access = match grant {
-        Grant::Creator => Access::ReadWrite,
-        Grant::Privileges => access(state, catalog, key, at, caller.as_ref()).await?,
     };
     let now = SystemTime::now();
     let mut expires_at = now + signer.lifetime();
@@ -258,7 +252,7 @@ async fn sas_tokens(
         key_id: None,
         credential: &credential,
     };
-    audit_hand_out(state, table, caller.as_ref(), hand_out).await;
+    audit_hand_out(state, table, caller, hand_out).await;
     Ok(Some(Delegated {
         config,
         storage_credentials,
@@ -339,7 +333,8 @@ pub async fn sign(
         Err(e) => return Err(e.into()),
     };
     let caller = Caller::current();
-    let access = access(&state, &scope.catalog, &key, &at, caller.as_ref()).await?;
+    let table = (&scope.catalog, &key, &at);
+    let access = access(&state, table, Grant::Privileges, caller.as_ref()).await?;
     signer
         .sign(&request, &prefixes, access, SystemTime::now())
         .map(Json)
@@ -380,14 +375,17 @@ fn table_prefixes(warehouse: &Warehouse, metadata: &TableMetadata) -> Vec<S3Pref
     prefixes(warehouse, &file_locations(metadata))
 }
 
-/// Read-write when the caller may write the table at a branch head `at` names; else read.
+/// What `grant` gives: read-write to a table's creator, or when the caller may write the
+/// table at a branch head `at` names; else read.
 async fn access(
     state: &AppState,
-    catalog: &Catalog,
-    key: &ContentKey,
-    at: &RefSpec,
+    (catalog, key, at): (&Catalog, &ContentKey, &RefSpec),
+    grant: Grant,
     caller: Option<&Caller>,
 ) -> Result<Access, ApiError> {
+    if grant == Grant::Creator {
+        return Ok(Access::ReadWrite);
+    }
     let Some(caller) = caller else {
         return Ok(Access::Read);
     };

@@ -18,6 +18,17 @@ mod secret;
 
 pub use secret::Secret;
 
+/// Whether `endpoint` can name a storage or token service: an `http://` or `https://` URL
+/// with a host and no credentials in it.
+pub fn is_service_url(endpoint: &str) -> bool {
+    url::Url::parse(endpoint).is_ok_and(|url| {
+        matches!(url.scheme(), "http" | "https")
+            && url.has_host()
+            && url.username().is_empty()
+            && url.password().is_none()
+    })
+}
+
 /// What a delegated credential allows on a table's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Access {

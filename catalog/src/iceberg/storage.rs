@@ -78,19 +78,12 @@ impl S3Settings {
     /// Checks what can be checked without a network: an endpoint is an `http(s)://` URL, and
     /// the static keys come as a pair.
     pub fn validate(&self) -> Result<(), String> {
-        if let Some(endpoint) = &self.endpoint {
-            let usable = url::Url::parse(endpoint).is_ok_and(|url| {
-                matches!(url.scheme(), "http" | "https")
-                    && url.has_host()
-                    && url.username().is_empty()
-                    && url.password().is_none()
-            });
-            if !usable {
-                return Err(
-                    "the S3 endpoint must be an http:// or https:// URL without credentials"
-                        .to_owned(),
-                );
-            }
+        if let Some(endpoint) = &self.endpoint
+            && !pangolin_delegation::is_service_url(endpoint)
+        {
+            return Err(
+                "the S3 endpoint must be an http:// or https:// URL without credentials".to_owned(),
+            );
         }
         match (&self.access_key_id, &self.secret_access_key) {
             (Some(_), None) => Err("an S3 access key id needs its secret access key".to_owned()),

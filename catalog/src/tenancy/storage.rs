@@ -164,18 +164,12 @@ impl StorageConfig {
             } => {
                 valid_azure_name(account)?;
                 valid_azure_name(container)?;
-                if let Some(endpoint) = endpoint {
-                    let usable = url::Url::parse(endpoint).is_ok_and(|url| {
-                        matches!(url.scheme(), "http" | "https")
-                            && url.has_host()
-                            && url.username().is_empty()
-                            && url.password().is_none()
-                    });
-                    if !usable {
-                        return Err("the Azure endpoint must be an http:// or https:// URL \
+                if let Some(endpoint) = endpoint
+                    && !pangolin_delegation::is_service_url(endpoint)
+                {
+                    return Err("the Azure endpoint must be an http:// or https:// URL \
                                     without credentials"
-                            .to_owned());
-                    }
+                        .to_owned());
                 }
                 match sas {
                     Some(sas) if !(60..=7 * 24 * 3600).contains(&sas.lifetime_seconds) => {

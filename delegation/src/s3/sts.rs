@@ -63,19 +63,13 @@ impl StsConfig {
                 );
             }
         }
-        if let Some(endpoint) = &self.endpoint {
-            let usable = url::Url::parse(endpoint).is_ok_and(|url| {
-                matches!(url.scheme(), "http" | "https")
-                    && url.has_host()
-                    && url.username().is_empty()
-                    && url.password().is_none()
-            });
-            if !usable {
-                return Err(
-                    "the STS endpoint must be an http:// or https:// URL without credentials"
-                        .to_owned(),
-                );
-            }
+        if let Some(endpoint) = &self.endpoint
+            && !crate::is_service_url(endpoint)
+        {
+            return Err(
+                "the STS endpoint must be an http:// or https:// URL without credentials"
+                    .to_owned(),
+            );
         }
         if !(MIN_LIFETIME..=MAX_LIFETIME).contains(&self.lifetime) {
             return Err(format!(
