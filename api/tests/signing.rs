@@ -24,37 +24,8 @@ async fn requests_for_a_tables_files_are_signed_within_its_location_and_access()
                     "remote-signing": true},
         "credentials": {"type": "s3", "access-key-id": keys.0, "secret-access-key": keys.1},
     });
-    let (status, body) = env
-        .call(
-            &root,
-            Method::POST,
-            "/api/v1/warehouses",
-            Some(warehouse),
-            false,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let body = env.vend_catalog_on(warehouse).await;
     assert_eq!(body["storage"]["remote-signing"], true);
-    let catalog = json!({"name": "vend", "warehouse": "signing"});
-    let (status, _) = env
-        .call(
-            &root,
-            Method::POST,
-            "/api/v1/catalogs",
-            Some(catalog),
-            false,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let namespace = json!({"namespace": ["db"]});
-    env.call(
-        &root,
-        Method::POST,
-        "/v1/vend/namespaces",
-        Some(namespace),
-        false,
-    )
-    .await;
     let schema = json!({"type": "struct", "fields": [
         {"id": 1, "name": "id", "type": "long", "required": true}]});
     let mut locations = Vec::new();

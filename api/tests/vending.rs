@@ -145,37 +145,7 @@ async fn engines_get_credentials_for_their_table_at_their_privileges() {
                     "sts": {"role-arn": ROLE, "endpoint": url, "lifetime-seconds": 3600}},
         "credentials": {"type": "s3", "access-key-id": keys.0, "secret-access-key": keys.1},
     });
-    let (status, body) = env
-        .call(
-            &root,
-            Method::POST,
-            "/api/v1/warehouses",
-            Some(warehouse),
-            false,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let catalog = json!({"name": "vend", "warehouse": "vending"});
-    let (status, body) = env
-        .call(
-            &root,
-            Method::POST,
-            "/api/v1/catalogs",
-            Some(catalog),
-            false,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (status, _) = env
-        .call(
-            &root,
-            Method::POST,
-            "/v1/vend/namespaces",
-            Some(json!({"namespace": ["db"]})),
-            false,
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK);
+    env.vend_catalog_on(warehouse).await;
     let checked = sts.calls().len();
 
     // The creator gets read-write credentials for the new table's location, in
@@ -491,38 +461,9 @@ async fn an_azure_warehouse_vends_sas_tokens_for_a_tables_directory() {
                     "prefix": prefix, "endpoint": endpoint, "sas": {"lifetime-seconds": 1800}},
         "credentials": {"type": "azure", "account-key": AZURITE_KEY},
     });
-    let (status, body) = env
-        .call(
-            &root,
-            Method::POST,
-            "/api/v1/warehouses",
-            Some(warehouse),
-            false,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let body = env.vend_catalog_on(warehouse).await;
     assert_eq!(body["credentials"]["fields-set"], json!(["account-key"]));
     assert!(!body.to_string().contains(AZURITE_KEY));
-    let catalog = json!({"name": "vend", "warehouse": "azure"});
-    let (status, body) = env
-        .call(
-            &root,
-            Method::POST,
-            "/api/v1/catalogs",
-            Some(catalog),
-            false,
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let namespace = json!({"namespace": ["db"]});
-    env.call(
-        &root,
-        Method::POST,
-        "/v1/vend/namespaces",
-        Some(namespace),
-        false,
-    )
-    .await;
 
     // The server writes the table's metadata into the container, and the creator gets a
     // read-write token for the table's directory and nothing wider.

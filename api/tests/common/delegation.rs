@@ -188,6 +188,31 @@ impl Env {
         self.call(&root, Method::POST, "/api/v1/warehouses", Some(body), false)
             .await
     }
+
+    /// As root: warehouse `warehouse` (the admin API's body), catalog `vend` bound to it, and
+    /// namespace `db` in it. The warehouse's answer.
+    pub async fn vend_catalog_on(&self, warehouse: Value) -> Value {
+        let root = self.root.clone();
+        let name = warehouse["name"].clone();
+        let uri = "/api/v1/warehouses";
+        let (status, body) = self
+            .call(&root, Method::POST, uri, Some(warehouse), false)
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let catalog = json!({"name": "vend", "warehouse": name});
+        let uri = "/api/v1/catalogs";
+        let (status, answer) = self
+            .call(&root, Method::POST, uri, Some(catalog), false)
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        let namespace = json!({"namespace": ["db"]});
+        let uri = "/v1/vend/namespaces";
+        let (status, answer) = self
+            .call(&root, Method::POST, uri, Some(namespace), false)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        body
+    }
 }
 
 /// `(access key id, secret)` of the S3 server `scripts/test` starts.
