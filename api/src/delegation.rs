@@ -156,7 +156,7 @@ pub async fn for_table(
             ),
             (
                 "s3.session-token-expires-at-ms".to_owned(),
-                vended.expires_at_ms().to_string(),
+                pangolin_delegation::epoch_ms(vended.expires_at).to_string(),
             ),
         ]);
         return Ok(Some(with_credentials(warehouse, keys, &prefixes)));
@@ -215,12 +215,7 @@ async fn sas_tokens(
             )
         })?;
         expires_at = expires_at.min(sas.expires_at);
-        let expires_ms = sas
-            .expires_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis()
-            .to_string();
+        let expires_ms = pangolin_delegation::epoch_ms(sas.expires_at).to_string();
         let entries = [
             (
                 format!("adls.sas-token.{}", directory.host()),

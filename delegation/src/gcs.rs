@@ -103,15 +103,6 @@ impl Expiring for Token {
     }
 }
 
-impl Token {
-    pub fn expires_at_ms(&self) -> u128 {
-        self.expires_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis()
-    }
-}
-
 /// Why no token was made. Messages carry the endpoint's words and never a token or key.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {

@@ -29,6 +29,13 @@ pub fn is_service_url(endpoint: &str) -> bool {
     })
 }
 
+/// Milliseconds since the epoch at `time`, as clients are told when a credential expires.
+pub fn epoch_ms(time: std::time::SystemTime) -> u128 {
+    time.duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis()
+}
+
 /// What a delegated credential allows on a table's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Access {

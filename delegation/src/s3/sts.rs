@@ -104,16 +104,6 @@ impl Expiring for Vended {
     }
 }
 
-impl Vended {
-    /// Milliseconds since the epoch at which the credentials expire.
-    pub fn expires_at_ms(&self) -> u128 {
-        self.expires_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis()
-    }
-}
-
 /// Why no credentials were vended. Messages carry the provider's words and never a key.
 #[derive(Debug, thiserror::Error)]
 pub enum VendError {
@@ -174,10 +164,6 @@ impl StsVendor {
             cache: CredentialCache::new(refresh_margin(config.lifetime)),
             config,
         }
-    }
-
-    pub fn config(&self) -> &StsConfig {
-        &self.config
     }
 
     /// Credentials for `prefixes` at `access`: from the cache while they have time left,
