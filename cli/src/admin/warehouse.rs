@@ -26,7 +26,8 @@ pub(crate) struct WarehouseArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum WarehouseCommand {
-    /// Create a warehouse on a local directory or an S3 bucket.
+    /// Create a warehouse on a local directory, an S3 bucket, an Azure container or a GCS
+    /// bucket.
     Create(Box<CreateArgs>),
     /// List the tenant's warehouses.
     List(NoArgs),
@@ -43,6 +44,7 @@ enum WarehouseCommand {
         "pangolin admin warehouse create s3lake --s3-bucket analytics --prefix lake \\\n      --endpoint http://127.0.0.1:9000 --path-style --access-key-id minio",
         "pangolin admin warehouse create vended --s3-bucket analytics --region eu-west-1 \\\n      --access-key-id AKIA... --role-arn arn:aws:iam::123456789012:role/lake-access \\\n      --external-id acme --credential-lifetime 1800",
         "pangolin admin warehouse create adls --azure-account acme --azure-container lake \\\n      --prefix warehouse --azure-account-key --sas-lifetime 1800",
+        "pangolin admin warehouse create gcs --gcs-bucket analytics --prefix lake \\\n      --service-account-key lake-sa.json --downscope",
     ],
     "With --access-key-id, the secret access key is read from the terminal without echo, from\n\
      standard input with --secret-access-key-stdin (or when it is not a terminal), or from\n\
@@ -57,13 +59,32 @@ struct CreateArgs {
     #[arg(
         long,
         value_name = "PATH",
-        conflicts_with_all = ["s3_bucket", "azure_account"],
-        required_unless_present_any = ["s3_bucket", "azure_account"]
+        conflicts_with_all = ["s3_bucket", "azure_account", "gcs_bucket"],
+        required_unless_present_any = ["s3_bucket", "azure_account", "gcs_bucket"]
     )]
     root: Option<String>,
     /// An S3 (or S3-compatible) bucket.
-    #[arg(long, value_name = "BUCKET", conflicts_with = "azure_account")]
+    #[arg(long, value_name = "BUCKET", conflicts_with_all = ["azure_account", "gcs_bucket"])]
     s3_bucket: Option<String>,
+    /// A Google Cloud Storage bucket.
+    #[arg(long, value_name = "BUCKET", conflicts_with = "azure_account")]
+    gcs_bucket: Option<String>,
+    /// The JSON key file of the Google service account the server uses for the bucket (and
+    /// downscopes tokens from); without one, the machine's own credentials.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "gcs_bucket",
+        conflicts_with_all = ["root", "s3_bucket", "azure_account"]
+    )]
+    service_account_key: Option<std::path::PathBuf>,
+    /// Vend clients OAuth tokens downscoped to each table's prefixes (needs the service
+    /// account's key). Tried once before the warehouse is created.
+    #[arg(long, requires = "service_account_key")]
+    downscope: bool,
+    /// The token exchange that downscopes tokens [default: Google's].
+    #[arg(long, value_name = "URL", requires = "downscope")]
+    token_exchange: Option<String>,
     /// An Azure storage account (ADLS Gen2), with --azure-container.
     #[arg(long, value_name = "ACCOUNT", requires = "azure_container")]
     azure_account: Option<String>,
@@ -87,7 +108,8 @@ struct CreateArgs {
     /// The bucket's region.
     #[arg(long, requires = "s3_bucket")]
     region: Option<String>,
-    /// An S3-compatible server's URL, or an Azure account's URL other than Azure's.
+    /// An S3-compatible server's URL, or an Azure account's or GCS's URL other than the
+    /// provider's own (an emulator).
     #[arg(long, value_name = "URL", conflicts_with = "root")]
     endpoint: Option<String>,
     /// Address the bucket in the path, as most S3-compatible servers want.
@@ -271,14 +293,41 @@ fn body(args: &CreateArgs, secret_access_key: Option<String>) -> Result<Value> {
             }
             Value::Object(azure)
         }
+        (None, None) if args.gcs_bucket.is_some() => {
+            let mut gcs = Map::new();
+            gcs.insert("type".into(), "gcs".into());
+            for (name, value) in [
+                ("bucket", &args.gcs_bucket),
+                ("prefix", &args.prefix),
+                ("endpoint", &args.endpoint),
+            ] {
+                if let Some(value) = value {
+                    gcs.insert(name.into(), value.clone().into());
+                }
+            }
+            if args.downscope {
+                let mut downscope = Map::new();
+                if let Some(url) = &args.token_exchange {
+                    downscope.insert("token-exchange".into(), url.clone().into());
+                }
+                gcs.insert("downscope".into(), Value::Object(downscope));
+            }
+            Value::Object(gcs)
+        }
         _ => {
             return Err(CliError::usage(
-                "give the warehouse's storage: --root PATH, --s3-bucket BUCKET or \
-                 --azure-account ACCOUNT --azure-container CONTAINER",
+                "give the warehouse's storage: --root PATH, --s3-bucket BUCKET, \
+                 --azure-account ACCOUNT --azure-container CONTAINER or --gcs-bucket BUCKET",
             ));
         }
     };
     let mut body = json!({ "name": args.name, "storage": storage });
+    if args.gcs_bucket.is_some() {
+        if let Some(key) = secret_access_key {
+            body["credentials"] = json!({ "type": "gcs", "service-account-key": key });
+        }
+        return Ok(body);
+    }
     if args.azure_account.is_some() {
         if let Some(key) = secret_access_key {
             body["credentials"] = json!({ "type": "azure", "account-key": key });
@@ -308,7 +357,15 @@ async fn create(args: CreateArgs) -> Result<()> {
             args.account_key_stdin,
             "PANGOLIN_AZURE_ACCOUNT_KEY",
         )?),
-        _ => None,
+        _ => match &args.service_account_key {
+            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                CliError::usage(format!(
+                    "cannot read the service account key {}: {e}",
+                    path.display()
+                ))
+            })?),
+            None => None,
+        },
     };
     let body = body(&args, secret_access_key)?;
     let answer = admin
@@ -348,6 +405,8 @@ mod tests {
         let azure = json!({"storage": {"type": "azure", "account": "a", "container": "c",
                                        "prefix": "wh"}});
         assert_eq!(location(&azure), "abfss://c@a.dfs.core.windows.net/wh");
+        let gcs = json!({"storage": {"type": "gcs", "bucket": "b", "prefix": "wh"}});
+        assert_eq!(location(&gcs), "gs://b/wh");
     }
 
     #[test]
@@ -414,8 +473,45 @@ mod tests {
                                "prefix": "wh", "sas": {"lifetime-seconds": 1800}},
                    "credentials": {"type": "azure", "account-key": "a2V5"}})
         );
+        let gcs = parse(&[
+            "lake",
+            "--gcs-bucket",
+            "b",
+            "--prefix",
+            "wh",
+            "--endpoint",
+            "http://127.0.0.1:4443",
+            "--service-account-key",
+            "sa.json",
+            "--downscope",
+            "--token-exchange",
+            "http://127.0.0.1:4443/v1/token",
+        ]);
+        assert_eq!(
+            body(&gcs, Some("{}".into())).unwrap(),
+            json!({"name": "lake",
+                   "storage": {"type": "gcs", "bucket": "b", "prefix": "wh",
+                               "endpoint": "http://127.0.0.1:4443",
+                               "downscope": {"token-exchange": "http://127.0.0.1:4443/v1/token"}},
+                   "credentials": {"type": "gcs", "service-account-key": "{}"}})
+        );
+        let plain = parse(&["lake", "--gcs-bucket", "b"]);
+        assert_eq!(
+            body(&plain, None).unwrap(),
+            json!({"name": "lake", "storage": {"type": "gcs", "bucket": "b"}})
+        );
         // Vending and signing use the warehouse's keys, so they need them.
         for flags in [
+            &["lake", "--gcs-bucket", "b", "--downscope"][..],
+            &["lake", "--gcs-bucket", "b", "--s3-bucket", "c"],
+            &["lake", "--root", "/a", "--service-account-key", "sa.json"],
+            &[
+                "lake",
+                "--s3-bucket",
+                "b",
+                "--service-account-key",
+                "sa.json",
+            ],
             &[
                 "lake",
                 "--s3-bucket",
