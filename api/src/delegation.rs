@@ -1,6 +1,7 @@
 //! Delegated storage access in table answers: when a client asks for it with
 //! `X-Iceberg-Access-Delegation`, credentials for the table's own files (STS keys for its S3
-//! prefixes, SAS tokens for its Azure directories), read-only or read-write as the caller's
+//! prefixes, SAS tokens for its Azure directories, downscoped OAuth tokens for its GCS
+//! prefixes), read-only or read-write as the caller's
 //! privileges on the table and branch allow, or the settings of the remote signer; and the
 //! signing route itself. Each credential is audited once per principal, without the secret.
 
@@ -15,6 +16,7 @@ use pangolin_catalog::iceberg::TableMetadata;
 use pangolin_catalog::{Catalog, RefSpec, TableError, Warehouse};
 use pangolin_delegation::Access;
 use pangolin_delegation::azure::{AdlsDirectory, SasSigner};
+use pangolin_delegation::gcs::{Downscoper, GcsPrefix, TokenError};
 use pangolin_delegation::s3::sign::{SignError, SignRequest, Signed};
 use pangolin_delegation::s3::{S3Prefix, VendError};
 use pangolin_records::Outcome;
@@ -91,9 +93,10 @@ pub enum Grant {
 /// may refuse, so a create asks before the table exists).
 pub fn vends(catalog: &Catalog, requested: Requested) -> bool {
     requested.vended_credentials
-        && catalog
-            .warehouse()
-            .is_ok_and(|w| w.delegation().is_some_and(|d| d.vendor.is_some()))
+        && catalog.warehouse().is_ok_and(|w| {
+            w.delegation()
+                .is_some_and(|d| d.vendor.is_some() || d.gcs.is_some())
+        })
 }
 
 /// The delegated access for table `key` with `metadata` at `at`, when the client asked for a
@@ -127,6 +130,17 @@ pub async fn for_table(
         let caller = caller.as_ref();
         return sas_tokens(state, table, caller, azure, &locations, access).await;
     }
+    if requested.vended_credentials
+        && let Some(downscoper) = &delegation.gcs
+    {
+        let prefixes = inside(warehouse, &locations, GcsPrefix::parse);
+        if prefixes.is_empty() {
+            return Ok(None);
+        }
+        let access = access(state, table, grant, caller.as_ref()).await?;
+        let gcs = (warehouse, downscoper.as_ref());
+        return gcs_token(state, table, caller.as_ref(), gcs, &prefixes, access).await;
+    }
     let prefixes = prefixes(warehouse, &locations);
     if prefixes.is_empty() {
         return Ok(None);
@@ -159,7 +173,8 @@ pub async fn for_table(
                 pangolin_delegation::epoch_ms(vended.expires_at).to_string(),
             ),
         ]);
-        return Ok(Some(with_credentials(warehouse, keys, &prefixes)));
+        let urls: Vec<String> = prefixes.iter().map(S3Prefix::url).collect();
+        return Ok(Some(with_credentials(warehouse, keys, &urls)));
     }
     if requested.remote_signing && delegation.signer.is_some() {
         let mut config = warehouse.client_config().clone();
@@ -254,17 +269,53 @@ async fn sas_tokens(
     }))
 }
 
+/// A token downscoped to the table's GCS prefixes, in `gcs.oauth2.token` and
+/// `gcs.oauth2.token-expires-at` (milliseconds), as the Java and Python clients read them.
+async fn gcs_token(
+    state: &AppState,
+    table: (&Catalog, &ContentKey, &RefSpec),
+    caller: Option<&Caller>,
+    (warehouse, downscoper): (&Warehouse, &Downscoper),
+    prefixes: &[GcsPrefix],
+    access: Access,
+) -> Result<Option<Delegated>, ApiError> {
+    let token = downscoper
+        .token(prefixes, access)
+        .await
+        .map_err(token_error)?;
+    let urls: Vec<String> = prefixes.iter().map(GcsPrefix::url).collect();
+    let hand_out = HandOut {
+        access,
+        expires_at: token.expires_at,
+        prefixes: urls.clone(),
+        key_id: None,
+        credential: token.token.expose(),
+    };
+    audit_hand_out(state, table, caller, hand_out).await;
+    let keys = BTreeMap::from([
+        (
+            "gcs.oauth2.token".to_owned(),
+            token.token.expose().to_owned(),
+        ),
+        (
+            "gcs.oauth2.token-expires-at".to_owned(),
+            pangolin_delegation::epoch_ms(token.expires_at).to_string(),
+        ),
+    ]);
+    Ok(Some(with_credentials(warehouse, keys, &urls)))
+}
+
 /// The warehouse's config with `keys` added, and `keys` alone per prefix in
 /// `storage-credentials` (clients lay a credential's config over the table's).
 fn with_credentials(
     warehouse: &Warehouse,
     keys: BTreeMap<String, String>,
-    prefixes: &[S3Prefix],
+    prefixes: &[String],
 ) -> Delegated {
     let storage_credentials = prefixes
         .iter()
         .map(|prefix| StorageCredential {
-            prefix: prefix.url(),
+            prefix: prefix.clone(),
             config: keys.clone(),
         })
         .collect();
@@ -352,18 +403,27 @@ pub fn file_locations(metadata: &TableMetadata) -> Vec<String> {
         .collect()
 }
 
-/// The prefixes of `locations` that delegated access may cover: only `s3://` prefixes inside
-/// the warehouse (the server refuses to write anywhere else, so nothing else holds the
-/// table's files).
-fn prefixes(warehouse: &Warehouse, locations: &[String]) -> Vec<S3Prefix> {
-    let mut prefixes: Vec<S3Prefix> = locations
+/// The prefixes of `locations` that delegated access may cover: only those inside the
+/// warehouse (the server refuses to write anywhere else, so nothing else holds the table's
+/// files) that `parse` takes, sorted, each once.
+fn inside<P: Ord>(
+    warehouse: &Warehouse,
+    locations: &[String],
+    parse: impl Fn(&str) -> Option<P>,
+) -> Vec<P> {
+    let mut prefixes: Vec<P> = locations
         .iter()
         .filter(|path| warehouse.contains(path))
-        .filter_map(|path| S3Prefix::parse(path).ok())
+        .filter_map(|path| parse(path))
         .collect();
     prefixes.sort();
     prefixes.dedup();
     prefixes
+}
+
+/// The `s3://` prefixes among `locations` (see [`inside`]).
+fn prefixes(warehouse: &Warehouse, locations: &[String]) -> Vec<S3Prefix> {
+    inside(warehouse, locations, |path| S3Prefix::parse(path).ok())
 }
 
 fn table_prefixes(warehouse: &Warehouse, metadata: &TableMetadata) -> Vec<S3Prefix> {
@@ -460,16 +520,24 @@ async fn audit_hand_out(
 /// The token service's refusal is the warehouse's problem, not the client's request: 403 with
 /// the provider's words when it refused, 503 when it could not be reached or made no sense.
 pub fn vend_error(error: VendError) -> ApiError {
-    let status = match &error {
-        VendError::Refused { .. } => StatusCode::FORBIDDEN,
-        VendError::Unreachable { .. } | VendError::Malformed { .. } => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
-    };
-    let kind = if status == StatusCode::FORBIDDEN {
-        "ForbiddenException"
+    let refused = matches!(error, VendError::Refused { .. });
+    not_vended(refused, &error)
+}
+
+/// As [`vend_error`], for Google's token endpoints.
+pub fn token_error(error: TokenError) -> ApiError {
+    let refused = matches!(error, TokenError::Refused { .. });
+    not_vended(refused, &error)
+}
+
+fn not_vended(refused: bool, error: &dyn std::fmt::Display) -> ApiError {
+    let (status, kind) = if refused {
+        (StatusCode::FORBIDDEN, "ForbiddenException")
     } else {
-        "ServiceUnavailableException"
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailableException",
+        )
     };
     ApiError::new(
         status,

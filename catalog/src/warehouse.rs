@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pangolin_delegation::azure::SasSigner;
+use pangolin_delegation::gcs::Downscoper;
 use pangolin_delegation::s3::StsVendor;
 use pangolin_delegation::s3::sign::Signer;
 use pangolin_store::ContentKey;
@@ -28,11 +29,13 @@ pub struct Delegation {
     pub signer: Option<Arc<Signer>>,
     /// Signs SAS tokens for a table's directory (Azure).
     pub sas: Option<Arc<SasSigner>>,
+    /// Downscopes OAuth tokens to a table's prefixes (Google Cloud Storage).
+    pub gcs: Option<Arc<Downscoper>>,
 }
 
 impl Delegation {
     pub fn is_empty(&self) -> bool {
-        self.vendor.is_none() && self.signer.is_none() && self.sas.is_none()
+        self.vendor.is_none() && self.signer.is_none() && self.sas.is_none() && self.gcs.is_none()
     }
 }
 

@@ -12,10 +12,10 @@ use pangolin_catalog::iceberg::{Secret, json_io};
 use pangolin_catalog::tenancy::records::{catalog_key, warehouse_key};
 use pangolin_catalog::tenancy::{
     CatalogKind, CreateCatalogError, CreateTenantError, CreateWarehouseError, Credentials,
-    DefaultSetup, DeleteCatalogError, DeleteTenantError, DeleteWarehouseError, GetCatalogError,
-    GetTenantError, GetWarehouseError, Name, NewCatalog, OpenError, RuntimeError, SasSettings,
-    SecretKey, StorageConfig, Tenancy, UpdateTenantError, UpdateWarehouseError, WarehouseSpec,
-    WarehouseUpdate,
+    DefaultSetup, DeleteCatalogError, DeleteTenantError, DeleteWarehouseError, DownscopeSettings,
+    GetCatalogError, GetTenantError, GetWarehouseError, Name, NewCatalog, OpenError, RuntimeError,
+    SasSettings, SecretKey, StorageConfig, Tenancy, UpdateTenantError, UpdateWarehouseError,
+    WarehouseSpec, WarehouseUpdate,
 };
 use pangolin_catalog::{Catalog, CommitMeta, RefSpec, Store};
 use pangolin_records::{ExpectedVersion, RecordStore};
@@ -112,7 +112,7 @@ on_every_backend!(
     a_warehouse_with_a_bound_catalog_cannot_be_deleted,
     a_catalog_cannot_bind_a_warehouse_of_another_tenant,
     another_tenants_catalog_is_not_found,
-    federated_catalogs_and_unsupported_storage_are_refused,
+    federated_catalogs_are_refused_and_each_storage_kind_is_checked,
     credentials_round_trip_through_encryption,
     stored_records_do_not_contain_the_secrets,
     a_ciphertext_copied_into_another_record_does_not_decrypt,
@@ -510,7 +510,7 @@ async fn another_tenants_catalog_is_not_found(f: Fixture) {
     );
 }
 
-async fn federated_catalogs_and_unsupported_storage_are_refused(f: Fixture) {
+async fn federated_catalogs_are_refused_and_each_storage_kind_is_checked(f: Fixture) {
     let key = SecretKey::generate();
     let tenancy = f.tenancy(&key);
     let _dir = acme_local(&tenancy).await;
@@ -528,22 +528,61 @@ async fn federated_catalogs_and_unsupported_storage_are_refused(f: Fixture) {
     assert!(matches!(err, CreateCatalogError::Unsupported(_)), "{err}");
     assert!(err.to_string().contains("not supported yet"), "{err}");
 
-    let gcs = WarehouseSpec {
+    // GCS: served on `gs://` locations; downscoping needs the service account's key, and a
+    // key must be one Google issues.
+    let gcs = |downscope: Option<DownscopeSettings>, credentials| WarehouseSpec {
         storage: StorageConfig::Gcs {
             bucket: "lake".into(),
+            prefix: Some("wh".into()),
+            endpoint: None,
+            downscope,
+        },
+        credentials,
+    };
+    let record = tenancy
+        .create_warehouse("acme", "gcs", gcs(None, None))
+        .await
+        .unwrap();
+    let runtime = record.value.to_runtime(&key).unwrap();
+    assert_eq!(runtime.root, "gs://lake/wh");
+    assert!(runtime.delegation().is_none());
+    let downscope = || {
+        Some(DownscopeSettings {
+            token_exchange: None,
+        })
+    };
+    let err = tenancy
+        .create_warehouse("acme", "gcs-vend", gcs(downscope(), None))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("service account's key"), "{err}");
+    let not_a_key = Some(Credentials::Gcs {
+        service_account_key: Secret::new(r#"{"client_email": "a", "private_key": "hidden"}"#),
+    });
+    let err = tenancy
+        .create_warehouse("acme", "gcs-bad-key", gcs(None, not_a_key))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("JSON file Google issues"), "{err}");
+    assert!(!err.to_string().contains("hidden"), "{err}");
+    let bucket = WarehouseSpec {
+        storage: StorageConfig::Gcs {
+            bucket: "Lake".into(),
             prefix: None,
+            endpoint: None,
+            downscope: None,
         },
         credentials: None,
     };
-    let record = tenancy.create_warehouse("acme", "gcs", gcs).await.unwrap();
-    let err = record.value.to_runtime(&key).unwrap_err();
-    assert!(matches!(err, RuntimeError::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains("not supported yet"), "{err}");
     let err = tenancy
-        .create_catalog("acme", "gcs", new_catalog("gcs"), "ana")
+        .create_warehouse("acme", "gcs-upper", bucket)
         .await
         .unwrap_err();
-    assert!(matches!(err, CreateCatalogError::Warehouse { .. }), "{err}");
+    assert!(err.to_string().contains("GCS bucket name"), "{err}");
+    tenancy
+        .create_catalog("acme", "gcs", new_catalog("gcs"), "ana")
+        .await
+        .unwrap();
 
     // Azure: served on `abfss://` locations; SAS vending needs the account key.
     let azure = |sas: Option<SasSettings>, credentials| WarehouseSpec {

@@ -118,21 +118,40 @@ pub enum TokenError {
     Malformed { endpoint: String, reason: String },
 }
 
-/// The fields of a service account key file that matter here.
+/// The fields of a service account key file that matter here (and to `object_store`, which
+/// needs the key's id too).
 #[derive(serde::Deserialize)]
 struct KeyFile {
     client_email: String,
     private_key: String,
-    #[serde(default)]
-    private_key_id: Option<String>,
+    private_key_id: String,
     #[serde(default)]
     token_uri: Option<String>,
+}
+
+impl KeyFile {
+    fn parse(key_file: &Secret) -> Result<(Self, EncodingKey), String> {
+        let file: Self = serde_json::from_str(key_file.expose()).map_err(|_| {
+            "a service account key is the JSON file Google issues (client_email, \
+             private_key_id, private_key)"
+                .to_owned()
+        })?;
+        let key = EncodingKey::from_rsa_pem(file.private_key.as_bytes())
+            .map_err(|_| "the service account's private key is not an RSA PEM key".to_owned())?;
+        Ok((file, key))
+    }
+}
+
+/// Checks that `key_file` is a service account's JSON key with an RSA key; the message says
+/// what is wrong without quoting the file.
+pub fn check_key_file(key_file: &Secret) -> Result<(), String> {
+    KeyFile::parse(key_file).map(|_| ())
 }
 
 /// Downscopes the tokens of one service account.
 pub struct Downscoper {
     client_email: String,
-    key_id: Option<String>,
+    key_id: String,
     key: EncodingKey,
     token_uri: String,
     exchange: String,
@@ -155,12 +174,7 @@ impl Downscoper {
     /// A downscoper for the service account of `key_file` (its JSON key), exchanging at
     /// `exchange` ([`DEFAULT_TOKEN_EXCHANGE`] on Google). Reaches nothing yet.
     pub fn new(key_file: &Secret, exchange: &str) -> Result<Self, String> {
-        let file: KeyFile = serde_json::from_str(key_file.expose()).map_err(|_| {
-            "a service account key is the JSON file Google issues (client_email, private_key)"
-                .to_owned()
-        })?;
-        let key = EncodingKey::from_rsa_pem(file.private_key.as_bytes())
-            .map_err(|_| "the service account's private key is not an RSA PEM key".to_owned())?;
+        let (file, key) = KeyFile::parse(key_file)?;
         let http = reqwest::Client::builder()
             .timeout(CALL_TIMEOUT)
             .build()
@@ -211,7 +225,7 @@ impl Downscoper {
                     "iat": now, "exp": now + 3600,
                 });
                 let mut header = Header::new(Algorithm::RS256);
-                header.kid = self.key_id.clone();
+                header.kid = Some(self.key_id.clone());
                 let assertion = jsonwebtoken::encode(&header, &claims, &self.key).map_err(|e| {
                     TokenError::Malformed {
                         endpoint: self.token_uri.clone(),
@@ -574,9 +588,13 @@ twIDAQAB
     fn a_key_file_is_googles_json_with_an_rsa_key() {
         let exchange = DEFAULT_TOKEN_EXCHANGE;
         assert!(Downscoper::new(&Secret::new("{}"), exchange).is_err());
-        let not_rsa = json!({"client_email": "a", "private_key": "nope"}).to_string();
-        assert!(Downscoper::new(&Secret::new(not_rsa), exchange).is_err());
-        let fine = json!({"client_email": "a", "private_key": PRIVATE_KEY}).to_string();
-        assert!(Downscoper::new(&Secret::new(fine), exchange).is_ok());
+        let not_rsa = json!({"client_email": "a", "private_key_id": "k", "private_key": "nope"});
+        assert!(Downscoper::new(&Secret::new(not_rsa.to_string()), exchange).is_err());
+        let no_id = json!({"client_email": "a", "private_key": PRIVATE_KEY}).to_string();
+        assert!(check_key_file(&Secret::new(no_id)).is_err());
+        let fine = json!({"client_email": "a", "private_key_id": "k", "private_key": PRIVATE_KEY});
+        let fine = Secret::new(fine.to_string());
+        assert!(check_key_file(&fine).is_ok());
+        assert!(Downscoper::new(&fine, exchange).is_ok());
     }
 }

@@ -21,7 +21,9 @@ pub use create::{NewTable, new_table_metadata};
 pub use io::{FileIo, IoError};
 pub use metadata::TableMetadata;
 pub use requirement::{RequirementFailed, TableRequirement};
-pub use storage::{AzureSettings, DEFAULT_S3_REGION, S3Settings, Secret, StorageOptions};
+pub use storage::{
+    AzureSettings, DEFAULT_S3_REGION, GcsSettings, S3Settings, Secret, StorageOptions,
+};
 pub use update::{MetadataBuilder, TableUpdate, UpdateError};
 pub use view::{
     NewView, ViewMetadata, ViewMetadataBuilder, ViewRequirement, ViewUpdate, ViewUpdateError,

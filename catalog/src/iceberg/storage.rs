@@ -1,6 +1,7 @@
 //! How the server reaches object stores, and what it tells clients so they reach the same ones.
 //!
-//! `s3://` (and `s3a://`) and Azure (`abfss://`) locations take settings; `file://` needs none. The settings are
+//! `s3://` (and `s3a://`), Azure (`abfss://`) and Google Cloud Storage (`gs://`) locations take
+//! settings; `file://` needs none. The settings are
 //! the server's own: nothing is read from `AWS_*` environment variables, so what the server
 //! uses and what it hands to clients ([`StorageOptions::client_config`]) are the same.
 
@@ -175,11 +176,60 @@ impl AzureSettings {
     }
 }
 
+/// Settings for Google Cloud Storage locations (`gs://bucket/path`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcsSettings {
+    /// A service account's JSON key, as Google issues it. Without one the server uses the
+    /// credentials of the machine it runs on (the metadata server), or none at all with an
+    /// [`endpoint`](Self::endpoint) (an emulator).
+    pub service_account_key: Option<Secret>,
+    /// The storage's URL when it is not Google's (an emulator such as fake-gcs-server); plain
+    /// HTTP only when this URL says `http://`.
+    pub endpoint: Option<String>,
+}
+
+impl GcsSettings {
+    /// `object_store` configuration keys (`GoogleConfigKey` and client option names).
+    pub fn object_store_options(&self) -> Vec<(&'static str, String)> {
+        let mut options = Vec::new();
+        match &self.service_account_key {
+            Some(key) => options.push(("google_service_account_key", key.expose().to_owned())),
+            // Nothing to sign with: an emulator takes requests as they come.
+            None if self.endpoint.is_some() => {
+                options.push(("google_skip_signature", "true".to_owned()));
+            }
+            None => {}
+        }
+        if let Some(endpoint) = &self.endpoint {
+            options.push(("google_base_url", endpoint.trim_end_matches('/').to_owned()));
+            if endpoint.starts_with("http://") {
+                options.push(("allow_http", "true".to_owned()));
+            }
+        }
+        options
+    }
+
+    /// Iceberg client properties to reach the same storage: `gcs.service.host` for an
+    /// emulator (both the Java and the Python clients read it); nothing for Google's own.
+    pub fn client_config(&self) -> BTreeMap<String, String> {
+        self.endpoint
+            .iter()
+            .map(|e| {
+                (
+                    "gcs.service.host".to_owned(),
+                    e.trim_end_matches('/').to_owned(),
+                )
+            })
+            .collect()
+    }
+}
+
 /// Everything the server needs to reach the object stores of its warehouses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StorageOptions {
     pub s3: S3Settings,
     pub azure: AzureSettings,
+    pub gcs: GcsSettings,
 }
 
 impl StorageOptions {
@@ -188,6 +238,7 @@ impl StorageOptions {
         match scheme {
             "s3" | "s3a" => self.s3.object_store_options(),
             "abfs" | "abfss" | "az" => self.azure.object_store_options(),
+            "gs" => self.gcs.object_store_options(),
             _ => Vec::new(),
         }
     }
@@ -199,8 +250,11 @@ impl StorageOptions {
     /// May hold credentials (see [`S3Settings::hand_out_credentials`]): send it to the client
     /// and nowhere else; never log it.
     pub fn client_config(&self, location: &str) -> BTreeMap<String, String> {
-        let s3_location = matches!(location.split_once("://"), Some(("s3" | "s3a", _)));
-        if s3_location || self.s3.is_configured() {
+        let scheme = location.split_once("://").map(|(scheme, _)| scheme);
+        if scheme == Some("gs") {
+            return self.gcs.client_config();
+        }
+        if matches!(scheme, Some("s3" | "s3a")) || self.s3.is_configured() {
             self.s3.client_config()
         } else {
             BTreeMap::new()
@@ -211,6 +265,7 @@ impl StorageOptions {
 #[cfg(test)]
 mod tests {
     use object_store::aws::AmazonS3ConfigKey;
+    use object_store::gcp::GoogleConfigKey;
 
     use super::*;
 
@@ -231,6 +286,55 @@ mod tests {
         for (key, _) in local().object_store_options() {
             assert!(key.parse::<AmazonS3ConfigKey>().is_ok(), "{key}");
         }
+    }
+
+    #[test]
+    fn every_gcs_option_is_a_key_object_store_knows() {
+        let emulator = GcsSettings {
+            service_account_key: None,
+            endpoint: Some("http://127.0.0.1:4443/".to_owned()),
+        };
+        let keyed = GcsSettings {
+            service_account_key: Some(Secret::new("{}")),
+            ..emulator.clone()
+        };
+        for settings in [emulator.clone(), keyed] {
+            for (key, _) in settings.object_store_options() {
+                let known = key.parse::<GoogleConfigKey>().is_ok();
+                assert!(known, "{key}");
+            }
+        }
+        let options: BTreeMap<_, _> = emulator.object_store_options().into_iter().collect();
+        assert_eq!(options["google_base_url"], "http://127.0.0.1:4443");
+        assert_eq!(options["google_skip_signature"], "true");
+        assert_eq!(options["allow_http"], "true");
+        // On Google: no endpoint, and the machine's own credentials.
+        assert!(GcsSettings::default().object_store_options().is_empty());
+    }
+
+    #[test]
+    fn gcs_clients_are_told_only_an_emulators_host() {
+        let options = StorageOptions {
+            gcs: GcsSettings {
+                service_account_key: Some(Secret::new("{\"private_key\": \"hidden\"}")),
+                endpoint: Some("http://127.0.0.1:4443".to_owned()),
+            },
+            ..StorageOptions::default()
+        };
+        let config = options.client_config("gs://lake/wh");
+        assert_eq!(
+            config,
+            BTreeMap::from([(
+                "gcs.service.host".to_owned(),
+                "http://127.0.0.1:4443".to_owned()
+            )])
+        );
+        assert!(
+            StorageOptions::default()
+                .client_config("gs://lake/wh")
+                .is_empty()
+        );
+        assert!(!format!("{options:?}").contains("hidden"));
     }
 
     #[test]

@@ -37,7 +37,9 @@ pub use migrate::{DefaultOutcome, DefaultSetup, EnsureDefaultError};
 pub use name::{Name, NameError};
 pub use records::{MAX_PAGE, Page, RecordsError, Versioned};
 pub use secret::{OpenError, SealError, Sealed, SecretKey, SecretKeyError};
-pub use storage::{Credentials, SasSettings, StorageConfig, StsSettings, VerifyError};
+pub use storage::{
+    Credentials, DownscopeSettings, SasSettings, StorageConfig, StsSettings, VerifyError,
+};
 pub use tenant::{
     CreateTenantError, DeleteTenantError, GetTenantError, ListError, Tenant, UpdateTenantError,
 };

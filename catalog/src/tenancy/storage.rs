@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use pangolin_delegation::Access;
 use pangolin_delegation::azure::SasSigner;
+use pangolin_delegation::gcs::{Downscoper, GcsPrefix, TokenError};
 use pangolin_delegation::s3::sign::{Endpoint, Keys, Signer};
 use pangolin_delegation::s3::{S3Prefix, StsConfig, StsVendor, VendError};
 
@@ -65,12 +66,37 @@ pub enum StorageConfig {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sas: Option<SasSettings>,
     },
-    /// Google Cloud Storage: modelled, not served yet (see [`RuntimeError::Unsupported`](super::RuntimeError::Unsupported)).
+    /// A bucket of Google Cloud Storage (`gs://` locations).
     Gcs {
         bucket: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prefix: Option<String>,
+        /// The storage's URL when it is not Google's (an emulator such as fake-gcs-server).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<String>,
+        /// Vend OAuth tokens downscoped to each table's prefixes, from the warehouse's
+        /// service account.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        downscope: Option<DownscopeSettings>,
     },
+}
+
+/// Where a GCS warehouse's tokens are downscoped. None of it is secret.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct DownscopeSettings {
+    /// The token exchange (RFC 8693) that applies credential access boundaries; Google's
+    /// (`https://sts.googleapis.com/v1/token`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_exchange: Option<String>,
+}
+
+impl DownscopeSettings {
+    fn exchange(&self) -> &str {
+        self.token_exchange
+            .as_deref()
+            .unwrap_or(pangolin_delegation::gcs::DEFAULT_TOKEN_EXCHANGE)
+    }
 }
 
 /// Where vended credentials come from: STS `AssumeRole` on this role, called with the
@@ -181,8 +207,37 @@ impl StorageConfig {
                     _ => Ok(()),
                 }
             }
-            Self::Gcs { bucket, .. } => valid_bucket(bucket),
+            Self::Gcs {
+                bucket,
+                endpoint,
+                downscope,
+                ..
+            } => {
+                valid_gcs_bucket(bucket)?;
+                let exchange = downscope.as_ref().map(DownscopeSettings::exchange);
+                for url in endpoint.iter().map(String::as_str).chain(exchange) {
+                    if !pangolin_delegation::is_service_url(url) {
+                        return Err(format!(
+                            "`{url}` is not an http:// or https:// URL without credentials"
+                        ));
+                    }
+                }
+                Ok(())
+            }
         }
+    }
+
+    /// Whether creating or changing this storage tries its delegation settings once (an STS
+    /// role to assume, a token to downscope).
+    pub(super) fn is_verified(&self) -> bool {
+        matches!(
+            self,
+            Self::S3 { sts: Some(_), .. }
+                | Self::Gcs {
+                    downscope: Some(_),
+                    ..
+                }
+        )
     }
 
     /// The S3 settings of an `S3` storage with `credentials`; defaults for other kinds.
@@ -204,7 +259,7 @@ impl StorageConfig {
                 ..
             }) => (Some(access_key_id.clone()), Some(secret_access_key.clone())),
             // check_spec refuses these on an S3 storage.
-            Some(Credentials::Azure { .. }) | None => (None, None),
+            Some(Credentials::Azure { .. } | Credentials::Gcs { .. }) | None => (None, None),
         };
         S3Settings {
             endpoint: endpoint.clone(),
@@ -236,8 +291,33 @@ pub(super) fn sts_vendor(
             access_key_id,
             &pangolin_delegation::Secret::new(secret_access_key.expose()),
         ))),
-        Some(Credentials::Azure { .. }) | None => keys_needed(storage).map(|()| None),
+        Some(Credentials::Azure { .. } | Credentials::Gcs { .. }) | None => {
+            keys_needed(storage).map(|()| None)
+        }
     }
+}
+
+/// The downscoper of a GCS storage with `downscope` settings, for `credentials`' service
+/// account; `None` when it vends nothing.
+pub(super) fn downscoper(
+    storage: &StorageConfig,
+    credentials: Option<&Credentials>,
+) -> Result<Option<Downscoper>, String> {
+    let StorageConfig::Gcs {
+        downscope: Some(downscope),
+        ..
+    } = storage
+    else {
+        return Ok(None);
+    };
+    let Some(Credentials::Gcs {
+        service_account_key,
+    }) = credentials
+    else {
+        return keys_needed(storage).map(|()| None);
+    };
+    let key = pangolin_delegation::Secret::new(service_account_key.expose());
+    Downscoper::new(&key, downscope.exchange()).map(Some)
 }
 
 /// The request signer of an S3 storage with `remote-signing` set, signing with
@@ -306,32 +386,55 @@ pub(super) fn sas_signer(
     .map(Some)
 }
 
-/// Tries the STS settings of `storage` once: an `AssumeRole` for read access to the
-/// warehouse's root. Nothing to try without STS settings.
-pub(super) async fn verify_sts(
+/// Tries the delegation settings of `storage` once, for read access to the warehouse's root:
+/// an STS `AssumeRole` (S3) or a downscoped token (GCS). Nothing to try without them.
+pub(super) async fn verify_delegation(
     storage: &StorageConfig,
     credentials: Option<&Credentials>,
 ) -> Result<(), VerifyError> {
-    let Some(vendor) = sts_vendor(storage, credentials).map_err(VerifyError::Invalid)? else {
-        return Ok(());
+    // A warehouse at a bucket's top is tried on a folder of it: a prefix is never empty.
+    let root_key = |prefix: &Option<String>| {
+        prefix
+            .as_deref()
+            .map(|p| p.trim_matches('/'))
+            .filter(|p| !p.is_empty())
+            .unwrap_or("pangolin-check")
+            .to_owned()
     };
-    let StorageConfig::S3 { bucket, prefix, .. } = storage else {
-        return Ok(());
-    };
-    let key = prefix
-        .as_deref()
-        .map(|p| p.trim_matches('/'))
-        .filter(|p| !p.is_empty())
-        .unwrap_or("pangolin-check");
-    let root = S3Prefix {
-        bucket: bucket.clone(),
-        key: key.to_owned(),
-    };
-    vendor
-        .assume(&[root], Access::Read)
-        .await
-        .map(|_| ())
-        .map_err(VerifyError::Sts)
+    match storage {
+        StorageConfig::S3 { bucket, prefix, .. } => {
+            let Some(vendor) = sts_vendor(storage, credentials).map_err(VerifyError::Invalid)?
+            else {
+                return Ok(());
+            };
+            let root = S3Prefix {
+                bucket: bucket.clone(),
+                key: root_key(prefix),
+            };
+            vendor
+                .assume(&[root], Access::Read)
+                .await
+                .map(|_| ())
+                .map_err(VerifyError::Sts)
+        }
+        StorageConfig::Gcs { bucket, prefix, .. } => {
+            let Some(downscoper) =
+                downscoper(storage, credentials).map_err(VerifyError::Invalid)?
+            else {
+                return Ok(());
+            };
+            let root = GcsPrefix {
+                bucket: bucket.clone(),
+                key: root_key(prefix),
+            };
+            downscoper
+                .token(&[root], Access::Read)
+                .await
+                .map(|_| ())
+                .map_err(VerifyError::Downscope)
+        }
+        StorageConfig::Local { .. } | StorageConfig::Azure { .. } => Ok(()),
+    }
 }
 
 /// Why a storage's delegation settings did not work when tried.
@@ -341,6 +444,8 @@ pub enum VerifyError {
     Invalid(String),
     #[error("the STS settings do not work: {0}")]
     Sts(#[source] VendError),
+    #[error("the service account's tokens cannot be downscoped: {0}")]
+    Downscope(#[source] TokenError),
 }
 
 /// A local root as a `file://` URL.
@@ -366,6 +471,23 @@ fn valid_azure_name(name: &str) -> Result<(), String> {
         Err(format!(
             "`{name}` is not a valid Azure account or container name (3 to 63 lowercase \
              letters, digits and hyphens)"
+        ))
+    }
+}
+
+/// GCS bucket names: 3 to 222 lowercase letters, digits, `-`, `_` and `.` (Google's rules; the
+/// downscoped tokens' conditions quote them as they are).
+fn valid_gcs_bucket(name: &str) -> Result<(), String> {
+    let fine = (3..=222).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c));
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a valid GCS bucket name (3 to 222 lowercase letters, digits, \
+             `-`, `_` and `.`)"
         ))
     }
 }
@@ -413,6 +535,8 @@ pub enum Credentials {
     },
     /// An Azure storage account's shared key (base64).
     Azure { account_key: Secret },
+    /// A Google service account's JSON key, as Google issues it.
+    Gcs { service_account_key: Secret },
 }
 
 impl std::fmt::Debug for Credentials {
@@ -441,6 +565,9 @@ enum PlainCredentials<'a> {
     Azure {
         account_key: &'a str,
     },
+    Gcs {
+        service_account_key: &'a str,
+    },
 }
 
 impl Credentials {
@@ -448,6 +575,7 @@ impl Credentials {
         match self {
             Self::S3 { .. } => "s3",
             Self::Azure { .. } => "azure",
+            Self::Gcs { .. } => "gcs",
         }
     }
 
@@ -462,6 +590,7 @@ impl Credentials {
                 fields
             }
             Self::Azure { .. } => vec!["account-key".to_owned()],
+            Self::Gcs { .. } => vec!["service-account-key".to_owned()],
         }
     }
 
@@ -478,6 +607,11 @@ impl Credentials {
             },
             Self::Azure { account_key } => PlainCredentials::Azure {
                 account_key: account_key.expose(),
+            },
+            Self::Gcs {
+                service_account_key,
+            } => PlainCredentials::Gcs {
+                service_account_key: service_account_key.expose(),
             },
         }
     }
@@ -523,6 +657,13 @@ pub(super) fn keys_needed(storage: &StorageConfig) -> Result<(), String> {
         StorageConfig::Azure { sas: Some(_), .. } => Err(
             "vending SAS tokens needs the account key: the server signs them with it".to_owned(),
         ),
+        StorageConfig::Gcs {
+            downscope: Some(_), ..
+        } => Err(
+            "downscoping tokens needs the service account's key: the server asks for \
+                  tokens with it"
+                .to_owned(),
+        ),
         _ => Ok(()),
     }
 }
@@ -536,10 +677,18 @@ pub(super) fn check_spec(
     if credentials.is_none() {
         keys_needed(storage)?;
     }
+    if let Some(Credentials::Gcs {
+        service_account_key,
+    }) = credentials
+    {
+        let key = pangolin_delegation::Secret::new(service_account_key.expose());
+        pangolin_delegation::gcs::check_key_file(&key)?;
+    }
     match (storage, credentials) {
         (_, None)
         | (StorageConfig::S3 { .. }, Some(Credentials::S3 { .. }))
-        | (StorageConfig::Azure { .. }, Some(Credentials::Azure { .. })) => Ok(()),
+        | (StorageConfig::Azure { .. }, Some(Credentials::Azure { .. }))
+        | (StorageConfig::Gcs { .. }, Some(Credentials::Gcs { .. })) => Ok(()),
         (storage, Some(credentials)) => Err(format!(
             "{} credentials do not fit {} storage",
             credentials.kind(),

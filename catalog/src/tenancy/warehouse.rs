@@ -15,11 +15,11 @@ use super::name::{Name, NameError};
 use super::records::{self, Page, PutError, RecordsError, Versioned};
 use super::secret::{self, OpenError, SealError, SecretKey};
 use super::storage::{
-    Credentials, SealedCredentials, StorageConfig, VerifyError, check_spec, keys_needed,
-    local_root, sas_signer, signer, sts_vendor, verify_sts, with_prefix,
+    Credentials, SealedCredentials, StorageConfig, VerifyError, check_spec, downscoper,
+    keys_needed, local_root, sas_signer, signer, sts_vendor, verify_delegation, with_prefix,
 };
 use super::tenant::ListError;
-use crate::iceberg::{AzureSettings, FileIo, IoError, StorageOptions};
+use crate::iceberg::{AzureSettings, FileIo, GcsSettings, IoError, StorageOptions};
 use crate::warehouse::{Delegation, Warehouse};
 
 /// How many parsed metadata files a runtime warehouse keeps in memory.
@@ -216,11 +216,33 @@ impl WarehouseRecord {
                     },
                 )
             }
-            StorageConfig::Gcs { .. } => {
-                return Err(unsupported(
-                    "Google Cloud Storage (this server is built without object_store's `gcp` \
-                     feature)",
-                ));
+            StorageConfig::Gcs {
+                bucket,
+                prefix,
+                endpoint,
+                ..
+            } => {
+                let service_account_key = match &credentials {
+                    Some(Credentials::Gcs {
+                        service_account_key,
+                    }) => Some(service_account_key.clone()),
+                    _ => None,
+                };
+                delegation.gcs = downscoper(&self.storage, credentials.as_ref())
+                    .map_err(invalid)?
+                    .map(Arc::new);
+                let root = with_prefix(format!("gs://{bucket}"), prefix.as_deref());
+                let gcs = GcsSettings {
+                    service_account_key,
+                    endpoint: endpoint.clone(),
+                };
+                (
+                    root,
+                    StorageOptions {
+                        gcs,
+                        ..StorageOptions::default()
+                    },
+                )
             }
         };
         let io = FileIo::with_options(RUNTIME_CACHED_TABLES, options);
@@ -330,7 +352,7 @@ impl Tenancy {
                 reason,
             }
         })?;
-        verify_sts(&spec.storage, spec.credentials.as_ref())
+        verify_delegation(&spec.storage, spec.credentials.as_ref())
             .await
             .map_err(|source| CreateWarehouseError::Unverified {
                 warehouse: name.clone(),
@@ -472,14 +494,14 @@ impl Tenancy {
                 }
             }
         }
-        if changed && warehouse.storage.sts_config().is_some() {
+        if changed && warehouse.storage.is_verified() {
             let credentials = match given {
                 Some(given) => Some(given),
                 None => warehouse
                     .credentials(&self.key)
                     .map_err(|e| invalid(format!("its credentials cannot be read: {e}")))?,
             };
-            verify_sts(&warehouse.storage, credentials.as_ref())
+            verify_delegation(&warehouse.storage, credentials.as_ref())
                 .await
                 .map_err(|source| UpdateWarehouseError::Unverified {
                     warehouse: name.clone(),

@@ -12,6 +12,7 @@ use pangolin_catalog::tenancy::{
     DeleteTenantError, DeleteWarehouseError, GetCatalogError, GetTenantError, GetWarehouseError,
     ListError, RecordsError, UpdateTenantError, UpdateWarehouseError, VerifyError,
 };
+use pangolin_delegation::gcs::TokenError;
 use pangolin_delegation::s3::VendError;
 use pangolin_identity::{
     ChangePasswordError, CreateApiKeyError, CreateServiceUserError, CreateUserError,
@@ -239,16 +240,17 @@ impl From<DeleteTenantError> for ApiError {
 /// settings are wrong), 503 when it could not be reached or answered nonsense.
 fn unverified(source: &VerifyError, message: String) -> ApiError {
     match source {
-        VerifyError::Sts(VendError::Unreachable { .. } | VendError::Malformed { .. }) => {
+        VerifyError::Sts(VendError::Unreachable { .. } | VendError::Malformed { .. })
+        | VerifyError::Downscope(TokenError::Unreachable { .. } | TokenError::Malformed { .. }) => {
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "ServiceUnavailableException",
                 message,
             )
         }
-        VerifyError::Invalid(_) | VerifyError::Sts(VendError::Refused { .. }) => {
-            ApiError::bad_request(message)
-        }
+        VerifyError::Invalid(_)
+        | VerifyError::Sts(VendError::Refused { .. })
+        | VerifyError::Downscope(TokenError::Refused { .. }) => ApiError::bad_request(message),
     }
 }
 

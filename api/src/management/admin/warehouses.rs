@@ -25,13 +25,15 @@ pub struct CreateWarehouse {
     pub name: String,
     /// `{"type": "local", "root": "/data"}`, `{"type": "s3", "bucket": "b", "prefix",
     /// "region", "endpoint", "path-style", "hand-out-credentials", "sts": {"role-arn",
-    /// "external-id", "endpoint", "region", "lifetime-seconds"}, "remote-signing"}` or
+    /// "external-id", "endpoint", "region", "lifetime-seconds"}, "remote-signing"}`,
     /// `{"type": "azure", "account", "container", "prefix", "endpoint", "sas":
-    /// {"lifetime-seconds"}}` (see docs/storage.md).
+    /// {"lifetime-seconds"}}` or `{"type": "gcs", "bucket", "prefix", "endpoint",
+    /// "downscope": {"token-exchange"}}` (see docs/storage.md).
     #[schema(value_type = Object)]
     pub storage: StorageConfig,
-    /// `{"type": "s3", "access-key-id", "secret-access-key", "session-token"}` or
-    /// `{"type": "azure", "account-key"}`.
+    /// `{"type": "s3", "access-key-id", "secret-access-key", "session-token"}`,
+    /// `{"type": "azure", "account-key"}` or `{"type": "gcs", "service-account-key"}` (the
+    /// JSON key file's text).
     #[schema(value_type = Option<Object>)]
     pub credentials: Option<Credentials>,
 }
