@@ -1,5 +1,12 @@
 //! Fixtures the catalog's integration tests share; each test file uses the parts it needs.
-#![allow(dead_code, unreachable_pub, unused_imports, clippy::unwrap_used)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    unused_imports,
+    unused_macros,
+    clippy::unwrap_used
+)]
 
 pub mod gated;
 pub mod lake;
+pub mod tenancy;
