@@ -18,6 +18,7 @@ fn user(tenant: &str, name: &str) -> Principal {
         tenant: Some(tenant.into()),
         kind: PrincipalKind::User,
         is_admin: false,
+        groups: Vec::new(),
     }
 }
 
@@ -27,6 +28,7 @@ fn admin(tenant: Option<&str>) -> Principal {
         tenant: tenant.map(Into::into),
         kind: PrincipalKind::User,
         is_admin: true,
+        groups: Vec::new(),
     }
 }
 
@@ -275,6 +277,19 @@ fn principal_ids_name_their_tenant() {
     assert!(principal_id_tenant("acme/ana").is_err());
     assert!(principal_id_tenant("group:acme/x").is_err());
     assert!(principal_id_tenant("user:/ana").is_err());
+    // People and groups of an identity provider: always of a tenant, the rest taken as is.
+    assert_eq!(
+        principal_id_tenant("oidc:acme/okta/00u1%2Fab").unwrap(),
+        Some("acme")
+    );
+    assert_eq!(
+        principal_id_tenant("group:acme/okta/data engineers").unwrap(),
+        Some("acme")
+    );
+    assert!(principal_id_tenant("oidc:acme/okta").is_err());
+    assert!(principal_id_tenant("oidc:acme//sub").is_err());
+    assert!(principal_id_tenant("group:/okta/g").is_err());
+    assert!(principal_id_tenant("robot:acme/x").is_err());
 }
 
 #[test]
@@ -357,6 +372,7 @@ fn only_root_grants_outside_its_tenant_or_to_the_root_scope() {
     );
     let nobody = Principal {
         is_admin: false,
+        groups: Vec::new(),
         ..admin(None)
     };
     assert!(matches!(

@@ -91,6 +91,7 @@ fn principal() -> impl Strategy<Value = Principal> {
             tenant: tenant.map(String::from),
             kind: PrincipalKind::User,
             is_admin,
+            groups: Vec::new(),
         })
 }
 
@@ -100,6 +101,7 @@ fn member_of(tenant: &str) -> Principal {
         tenant: Some(tenant.into()),
         kind: PrincipalKind::Service,
         is_admin: false,
+        groups: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ fn root() -> Principal {
         tenant: None,
         kind: PrincipalKind::User,
         is_admin: true,
+        groups: Vec::new(),
     }
 }
 
@@ -29,6 +30,7 @@ fn tenant_admin(tenant: &str) -> Principal {
         tenant: Some(tenant.into()),
         kind: PrincipalKind::User,
         is_admin: true,
+        groups: Vec::new(),
     }
 }
 
@@ -38,6 +40,7 @@ fn user(tenant: &str, name: &str) -> Principal {
         tenant: Some(tenant.into()),
         kind: PrincipalKind::User,
         is_admin: false,
+        groups: Vec::new(),
     }
 }
 
@@ -94,6 +97,7 @@ on_every_backend!(
     concurrent_updates_of_a_role_conflict,
     stale_deletes_conflict,
     bindings_to_deleted_roles_are_ignored,
+    roles_bound_to_a_group_apply_to_its_members_once,
     bindings_and_members_are_listed_in_pages,
     a_tenant_admin_cannot_bind_a_role_of_another_tenant,
     a_namespace_grant_manager_cannot_grant_on_the_catalog,
@@ -205,6 +209,55 @@ async fn stale_deletes_conflict(records: Arc<dyn RecordStore>) {
         .unwrap();
     let gone = store.delete_role(&admin, &[], "acme", "team", 2).await;
     assert!(matches!(gone, Err(DeleteRoleError::NotFound { .. })));
+}
+
+async fn roles_bound_to_a_group_apply_to_its_members_once(records: Arc<dyn RecordStore>) {
+    let store = AuthzStore::new(records);
+    let admin = tenant_admin("acme");
+    store
+        .create_role(&admin, &[], Role::new("acme", "reader", reader_of(lake())))
+        .await
+        .unwrap();
+    let group = "group:acme/okta/data-engineers";
+    let person = "oidc:acme/okta/00u1";
+    store
+        .bind(&admin, &[], "acme", "reader", group)
+        .await
+        .unwrap();
+    let member = Principal {
+        id: person.to_owned(),
+        groups: vec![group.to_owned(), "group:acme/okta/other".to_owned()],
+        ..user("acme", "x")
+    };
+    let request = Request::new(Privilege::Read, lake()).at("main");
+    let roles = store.roles_of(&member).await.unwrap();
+    assert_eq!(roles.len(), 1);
+    assert!(decide(&member, &roles, &request).is_allowed());
+    // Bound to the person too: still one role.
+    store
+        .bind(&admin, &[], "acme", "reader", person)
+        .await
+        .unwrap();
+    assert_eq!(store.roles_of(&member).await.unwrap().len(), 1);
+    // Outside the group, nothing from it.
+    let outsider = Principal {
+        id: "oidc:acme/okta/00u2".to_owned(),
+        groups: vec!["group:acme/okta/other".to_owned()],
+        ..user("acme", "y")
+    };
+    let roles = store.roles_of(&outsider).await.unwrap();
+    assert!(!decide(&outsider, &roles, &request).is_allowed());
+    // A group of another tenant cannot be bound to a role of this one.
+    let foreign = store
+        .bind(
+            &admin,
+            &[],
+            "acme",
+            "reader",
+            "group:globex/okta/data-engineers",
+        )
+        .await;
+    assert!(foreign.is_err());
 }
 
 async fn bindings_to_deleted_roles_are_ignored(records: Arc<dyn RecordStore>) {

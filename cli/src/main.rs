@@ -50,7 +50,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the catalog server.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Sign in and save a profile (server, catalog, tokens) for later commands.
     Login(login::LoginArgs),
     /// Revoke the profile's tokens and forget them.
@@ -85,7 +85,7 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Serve(args) => serve::main(args),
+        Command::Serve(args) => serve::main(*args),
         command => client(command),
     }
 }

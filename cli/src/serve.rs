@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use pangolin_api::AppState;
 use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
+use pangolin_api::security::external::{ProviderConfig, Providers};
 use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
 use pangolin_catalog::iceberg::{S3Settings, Secret};
@@ -144,6 +145,11 @@ pub(crate) struct ServeArgs {
     /// when absent, one is generated on first start and kept in the database.
     #[arg(long, env = "PANGOLIN_JWT_SECRET", hide_env_values = true)]
     jwt_secret: Option<Secret>,
+    /// A JSON file listing the identity providers (OpenID Connect) whose tokens callers may
+    /// sign in with: `[{"tenant", "name", "settings": {"issuer", "audiences", ...}}]` (see
+    /// docs/security.md).
+    #[arg(long, env = "PANGOLIN_OIDC_PROVIDERS", value_name = "FILE")]
+    oidc_providers: Option<PathBuf>,
     /// The bcrypt cost of new password and API key hashes (4 to 31) [default: 12]. Hidden:
     /// lower costs only make sense for tests, whose debug builds hash slowly.
     #[arg(
@@ -181,6 +187,7 @@ struct FileConfig {
     root_password: Option<Secret>,
     jwt_secret: Option<Secret>,
     secret_key: Option<Secret>,
+    oidc_providers: Option<PathBuf>,
 }
 
 /// Settings after flags, environment, file and defaults are combined.
@@ -202,6 +209,8 @@ struct Settings {
     jwt_secret: Option<Secret>,
     secret_key: Option<Secret>,
     bcrypt_cost: Option<u32>,
+    /// Identity providers whose tokens callers may sign in with.
+    oidc_providers: Vec<ProviderConfig>,
 }
 
 fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
@@ -245,6 +254,15 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .or(file.s3_remote_signing)
             .unwrap_or(false),
     };
+    let oidc_providers = match args.oidc_providers.or(file.oidc_providers) {
+        None => Vec::new(),
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading the identity providers {}", path.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("in the identity providers {}", path.display()))?
+        }
+    };
     Ok(Settings {
         listen: args
             .listen
@@ -269,6 +287,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         jwt_secret: args.jwt_secret.or(file.jwt_secret),
         secret_key: args.secret_key.or(file.secret_key),
         bcrypt_cost: args.bcrypt_cost,
+        oidc_providers,
     })
 }
 
@@ -569,9 +588,14 @@ async fn security(
 ) -> anyhow::Result<Security> {
     let records: Arc<dyn RecordStore> = store.clone();
     if settings.no_auth {
+        anyhow::ensure!(
+            settings.oidc_providers.is_empty(),
+            "identity providers sign callers in: they cannot be used with --no-auth"
+        );
         tracing::warn!("authentication is off: every request acts as root");
         return Ok(Security::disabled(records, audit));
     }
+    let providers = Providers::new(settings.oidc_providers.clone()).map_err(anyhow::Error::msg)?;
     let signing_key = settings
         .jwt_secret
         .as_ref()
@@ -603,7 +627,7 @@ async fn security(
             generated.expose()
         );
     }
-    Ok(Security::required(identity, records, audit))
+    Ok(Security::required(identity, records, audit).with_external(providers))
 }
 
 /// Resolves on Ctrl-C or SIGTERM: in-flight requests finish, new ones are refused.

@@ -205,6 +205,12 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
     if let Some(known) = security.recent.caller(token) {
         return Ok(acting_as(state, headers, known));
     }
+    // A token of a configured identity provider: its principals act in the provider's tenant.
+    if let Some(providers) = security.external.for_token(token) {
+        let caller = super::external::sign_in(security, providers, token).await?;
+        security.recent.remember_caller(token, caller.clone());
+        return Ok(caller);
+    }
     let (principal, token_id) = if token.starts_with("pgl_") {
         let key = ApiKey::parse(token).map_err(|e| refuse("invalid API key", e))?;
         // A key not verified lately costs one bcrypt check: keep it off the async workers.
@@ -237,6 +243,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
                 pangolin_identity::PrincipalKind::Service => PrincipalKind::Service,
             },
             is_admin: principal.is_admin,
+            groups: Vec::new(),
         },
         tenant: own,
         unrestricted: false,

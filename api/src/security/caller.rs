@@ -32,6 +32,7 @@ impl Caller {
                 tenant: None,
                 kind: PrincipalKind::User,
                 is_admin: true,
+                groups: Vec::new(),
             },
             tenant: tenant.to_owned(),
             unrestricted: true,

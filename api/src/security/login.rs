@@ -231,6 +231,11 @@ pub async fn logout(
     body: axum::body::Bytes,
 ) -> Result<StatusCode, ApiError> {
     let identity = identity(&state)?;
+    if Caller::current().is_some_and(|c| c.principal.id.starts_with("oidc:")) {
+        return Err(ApiError::bad_request(
+            "a token of an identity provider is revoked at that provider, not here",
+        ));
+    }
     let access = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -268,6 +273,7 @@ pub async fn whoami() -> Result<Json<serde_json::Value>, ApiError> {
         "acting-tenant": caller.tenant,
         "admin": caller.principal.is_admin,
         "root": caller.is_root(),
+        "groups": caller.principal.groups,
     })))
 }
 

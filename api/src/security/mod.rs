@@ -10,6 +10,7 @@ pub mod audit;
 pub mod authn;
 pub mod blocking;
 pub mod caller;
+pub mod external;
 pub mod hand_outs;
 pub mod limiter;
 pub mod login;
@@ -50,8 +51,12 @@ pub struct Security {
     pub limiter: LoginLimiter,
     /// Callers and roles of the last moments (see [`recent`]).
     pub recent: recent::Recent,
-    /// Delegated credentials already recorded per principal (see [`hand_outs`]).
+    /// Delegated credentials already recorded per principal (see [`hand_outs`]), and
+    /// external tokens whose first use was audited.
     pub hand_outs: hand_outs::HandOuts,
+    /// Identity providers whose tokens stand for principals of their tenant (see
+    /// [`external`]); none unless configured.
+    pub external: external::Providers,
 }
 
 impl std::fmt::Debug for Security {
@@ -74,6 +79,7 @@ impl Security {
             limiter: LoginLimiter::default(),
             recent: recent::Recent::default(),
             hand_outs: hand_outs::HandOuts::default(),
+            external: external::Providers::default(),
         }
     }
 
@@ -92,7 +98,14 @@ impl Security {
             limiter: LoginLimiter::default(),
             recent: recent::Recent::default(),
             hand_outs: hand_outs::HandOuts::default(),
+            external: external::Providers::default(),
         }
+    }
+
+    /// This security, taking the tokens of `providers` too.
+    pub fn with_external(mut self, providers: external::Providers) -> Self {
+        self.external = providers;
+        self
     }
 
     /// Whether `caller` holds `privilege` on `resource` at `branch`: the same decision as
@@ -176,12 +189,21 @@ impl Security {
         if caller.unrestricted || caller.principal.is_admin {
             return Ok(Vec::new());
         }
-        if let Some(roles) = self.recent.roles(&caller.principal.id) {
+        // The same person may come with other groups in another token.
+        let key = if caller.principal.groups.is_empty() {
+            caller.principal.id.clone()
+        } else {
+            format!(
+                "{}\n{}",
+                caller.principal.id,
+                caller.principal.groups.join("\n")
+            )
+        };
+        if let Some(roles) = self.recent.roles(&key) {
             return Ok(roles);
         }
         let roles = self.stored_roles(caller).await?;
-        self.recent
-            .remember_roles(&caller.principal.id, roles.clone());
+        self.recent.remember_roles(&key, roles.clone());
         Ok(roles)
     }
 

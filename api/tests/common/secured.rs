@@ -6,6 +6,7 @@ use std::sync::Arc;
 use axum::http::{Method, StatusCode};
 use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
+use pangolin_api::security::external::Providers;
 use pangolin_api::{AppState, router};
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_catalog::authz::{Principal, PrincipalKind, Role};
@@ -37,6 +38,7 @@ pub fn root_principal() -> Principal {
         tenant: None,
         kind: PrincipalKind::User,
         is_admin: true,
+        groups: Vec::new(),
     }
 }
 
@@ -46,6 +48,16 @@ pub async fn secured(
     users: &[(&str, &str, bool)],
     roles: Vec<(Role, &str)>,
     clock: Arc<dyn Clock>,
+) -> Secured {
+    secured_with(users, roles, clock, Providers::default()).await
+}
+
+/// As [`secured`], also taking the tokens of identity `providers`.
+pub async fn secured_with(
+    users: &[(&str, &str, bool)],
+    roles: Vec<(Role, &str)>,
+    clock: Arc<dyn Clock>,
+    providers: Providers,
 ) -> Secured {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(MemoryBackend::new());
@@ -80,11 +92,9 @@ pub async fn secured(
             .await
             .unwrap();
     }
-    let security = Arc::new(Security::required(
-        identity.clone(),
-        store.clone(),
-        store.clone(),
-    ));
+    let security = Arc::new(
+        Security::required(identity.clone(), store.clone(), store.clone()).with_external(providers),
+    );
     for (role, member) in roles {
         let (tenant, name) = (role.tenant.clone(), role.name.clone());
         security

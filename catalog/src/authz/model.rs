@@ -176,6 +176,9 @@ pub struct Principal {
     /// An admin may do everything in its scope: root (root scope and admin) everywhere, a
     /// tenant admin inside its tenant. Set on the user, never through a role.
     pub is_admin: bool,
+    /// The ids of the groups the principal is in (`group:<tenant>/<provider>/<name>`, as an
+    /// identity provider said): roles bound to a group apply to its members.
+    pub groups: Vec<String>,
 }
 
 impl Principal {
@@ -195,18 +198,35 @@ impl Principal {
 pub enum PrincipalIdError {
     /// Not `<kind>:<tenant>/<name>` or `<kind>:<name>`.
     #[error(
-        "principal id `{0}` is not `user:<tenant>/<name>`, `service:<tenant>/<name>` or, in \
-         the root scope, `user:<name>`"
+        "principal id `{0}` is not `user:<tenant>/<name>`, `service:<tenant>/<name>`, \
+         `oidc:<tenant>/<provider>/<subject>`, `group:<tenant>/<provider>/<group>` or, in the \
+         root scope, `user:<name>`"
     )]
     Malformed(String),
 }
 
 /// The tenant a principal id names: `user:acme/ana` and `service:acme/etl` are in `acme`,
-/// `user:admin` (no `/`) is in the root scope (`None`).
+/// `user:admin` (no `/`) is in the root scope (`None`). A person of an identity provider
+/// (`oidc:acme/okta/<subject>`) and a group of one (`group:acme/okta/<name>`) are always in a
+/// tenant.
 pub fn principal_id_tenant(id: &str) -> Result<Option<&str>, PrincipalIdError> {
     let malformed = || PrincipalIdError::Malformed(id.to_owned());
     let (kind, rest) = id.split_once(':').ok_or_else(malformed)?;
-    if !matches!(kind, "user" | "service") || rest.is_empty() || id.chars().any(char::is_control) {
+    if rest.is_empty() || id.chars().any(char::is_control) {
+        return Err(malformed());
+    }
+    if matches!(kind, "oidc" | "group") {
+        let mut parts = rest.splitn(3, '/');
+        return match (parts.next(), parts.next(), parts.next()) {
+            (Some(tenant), Some(provider), Some(name))
+                if !tenant.is_empty() && !provider.is_empty() && !name.is_empty() =>
+            {
+                Ok(Some(tenant))
+            }
+            _ => Err(malformed()),
+        };
+    }
+    if !matches!(kind, "user" | "service") {
         return Err(malformed());
     }
     match rest.split_once('/') {

@@ -105,6 +105,7 @@ fn housekeeping() -> Principal {
         tenant: None,
         kind: PrincipalKind::Service,
         is_admin: true,
+        groups: Vec::new(),
     }
 }
 

@@ -218,27 +218,33 @@ impl AuthzStore {
         }
     }
 
-    /// The roles bound to `principal` in its tenant, as a decision uses them: roles deleted
-    /// since they were bound are left out. None for a principal of the root scope.
+    /// The roles bound to `principal` in its tenant, or to one of its groups, as a decision
+    /// uses them: roles deleted since they were bound are left out, each role once. None for a
+    /// principal of the root scope.
     pub async fn roles_of(&self, principal: &Principal) -> Result<Vec<Role>, AuthzStoreError> {
         let Some(tenant) = principal.tenant.as_deref() else {
             return Ok(Vec::new());
         };
-        let mut roles = Vec::new();
-        let mut after: Option<String> = None;
-        loop {
-            let page = self
-                .bindings_of(tenant, &principal.id, after.as_deref(), SCAN_PAGE)
-                .await?;
-            for name in &page.roles {
-                if let Some(stored) = self.get_role(tenant, name).await? {
-                    roles.push(stored.role);
+        let mut names = std::collections::BTreeSet::new();
+        for id in std::iter::once(&principal.id).chain(&principal.groups) {
+            let mut after: Option<String> = None;
+            loop {
+                let page = self
+                    .bindings_of(tenant, id, after.as_deref(), SCAN_PAGE)
+                    .await?;
+                names.extend(page.roles);
+                match page.next_after {
+                    Some(next) => after = Some(next),
+                    None => break,
                 }
             }
-            match page.next_after {
-                Some(next) => after = Some(next),
-                None => return Ok(roles),
+        }
+        let mut roles = Vec::new();
+        for name in &names {
+            if let Some(stored) = self.get_role(tenant, name).await? {
+                roles.push(stored.role);
             }
         }
+        Ok(roles)
     }
 }
