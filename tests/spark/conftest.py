@@ -46,10 +46,10 @@ ROOT_PASSWORD = "root-password-for-spark-tests"
 
 
 @contextlib.contextmanager
-def _launch(auth: bool):
+def _launch(auth: bool, extra_args=()):
     """Runs the server on a free port; yields `url`, `log` (path of its log file), `log_text()`
     and `data_dir`. Without `auth` it runs without authentication; with it, `root` has
-    ROOT_PASSWORD."""
+    ROOT_PASSWORD. `extra_args` go to `pangolin serve`."""
     binary = os.environ.get("PANGOLIN_BIN")
     if not binary:
         pytest.fail("PANGOLIN_BIN must point at the pangolin binary (scripts/test-spark sets it)")
@@ -62,6 +62,7 @@ def _launch(auth: bool):
         env["PANGOLIN_ROOT_PASSWORD"] = ROOT_PASSWORD
     else:
         command.append("--no-auth")
+    command += list(extra_args)
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
 
     def log_text() -> str:
@@ -113,7 +114,35 @@ def secure_server():
         yield running
 
 
-def _catalog_conf(name: str, url: str, warehouse: str, credential: str | None = None) -> dict:
+@pytest.fixture(scope="session")
+def oidc_server(tmp_path_factory):
+    """A third server, requiring sign-in, whose default tenant also takes the tokens of the
+    OpenID Connect provider scripts/test starts (PANGOLIN_TEST_OIDC_ISSUER) for audience
+    `pangolin`. Yields it with `root_password` and `issuer`."""
+    issuer = os.environ.get("PANGOLIN_TEST_OIDC_ISSUER")
+    if not issuer:
+        reason = "no OpenID Connect provider: set PANGOLIN_TEST_OIDC_ISSUER (scripts/test starts one)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs the sign-in tests: {reason}")
+        pytest.skip(reason)
+    providers = tmp_path_factory.mktemp("oidc") / "providers.json"
+    providers.write_text(json.dumps([
+        {"tenant": "default", "name": "idp", "settings": {"issuer": issuer, "audiences": ["pangolin"]}}
+    ]))
+    with _launch(auth=True, extra_args=["--oidc-providers", str(providers)]) as running:
+        running.root_password = ROOT_PASSWORD
+        running.issuer = issuer
+        yield running
+
+
+def _catalog_conf(
+    name: str,
+    url: str,
+    warehouse: str,
+    credential: str | None = None,
+    token: str | None = None,
+    token_endpoint: str | None = None,
+) -> dict:
     prefix = f"spark.sql.catalog.{name}"
     conf = {
         prefix: "org.apache.iceberg.spark.SparkCatalog",
@@ -123,7 +152,9 @@ def _catalog_conf(name: str, url: str, warehouse: str, credential: str | None = 
     }
     if credential is not None:
         conf[f"{prefix}.credential"] = credential
-        conf[f"{prefix}.oauth2-server-uri"] = f"{url}/v1/oauth/tokens"
+        conf[f"{prefix}.oauth2-server-uri"] = token_endpoint or f"{url}/v1/oauth/tokens"
+    if token is not None:
+        conf[f"{prefix}.token"] = token
     return conf
 
 
@@ -168,8 +199,8 @@ def spark_catalog_at(spark, server):
     name. Spark reads catalog settings when a catalog is first used, so this works at run time;
     a fresh name also starts with an empty table cache."""
 
-    def add(name: str, warehouse: str, url: str | None = None, credential: str | None = None) -> str:
-        for key, value in _catalog_conf(name, url or server.url, warehouse, credential).items():
+    def add(name: str, warehouse: str, url: str | None = None, credential: str | None = None, **auth) -> str:
+        for key, value in _catalog_conf(name, url or server.url, warehouse, credential, **auth).items():
             spark.conf.set(key, value)
         return name
 

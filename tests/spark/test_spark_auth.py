@@ -82,3 +82,41 @@ def test_a_reader_cannot_write_and_a_dev_writer_cannot_write_main(spark, spark_c
     spark.sql(f"INSERT INTO {writer_dev}.roles_{suffix}.t VALUES (4)")
     assert spark.sql(f"SELECT count(*) FROM {writer_dev}.roles_{suffix}.t").collect()[0][0] == 2
     assert spark.sql(f"SELECT count(*) FROM {admin}.roles_{suffix}.t").collect()[0][0] == 1
+
+
+def _idp_token(issuer, client):
+    body = urllib.parse.urlencode(
+        {"grant_type": "client_credentials", "client_id": client, "client_secret": f"{client}-secret"}
+    ).encode()
+    with urllib.request.urlopen(urllib.request.Request(f"{issuer}/token", data=body)) as r:
+        return json.load(r)["access_token"]
+
+
+def test_spark_signs_in_with_the_identity_providers_tokens(spark, spark_catalog_at, oidc_server):
+    url, issuer = oidc_server.url, oidc_server.issuer
+    login = json.dumps({"username": "root", "password": oidc_server.root_password}).encode()
+    request = urllib.request.Request(f"{url}/api/v1/login", data=login, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        root = json.load(response)["access_token"]
+    suffix = uuid.uuid4().hex[:8]
+    catalog = {"type": "catalog", "catalog": "default"}
+    grants = [{"privilege": p, "resource": catalog} for p in ("read", "write", "create")]
+    _call(url, "POST", "/api/v1/roles", root, {"name": f"engineers-{suffix}", "grants": grants})
+    group = urllib.parse.quote("group:default/idp/data-engineers", safe="")
+    _call(url, "PUT", f"/api/v1/roles/engineers-{suffix}/members/{group}", root)
+
+    # The provider's token, passed as it is.
+    engine = spark_catalog_at(f"idp_token_{suffix}", "default", url=url, token=_idp_token(issuer, "engine"))
+    spark.sql(f"CREATE NAMESPACE {engine}.idp_{suffix}")
+    spark.sql(f"CREATE TABLE {engine}.idp_{suffix}.t (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {engine}.idp_{suffix}.t VALUES (1), (2)")
+    # The Java client's own client-credentials flow, against the provider's token endpoint.
+    flow = spark_catalog_at(
+        f"idp_flow_{suffix}", "default", url=url, credential="engine:engine-secret", token_endpoint=f"{issuer}/token"
+    )
+    assert spark.sql(f"SELECT count(*) FROM {flow}.idp_{suffix}.t").collect()[0][0] == 2
+    # A token whose groups are bound to no role reads nothing.
+    analyst = spark_catalog_at(f"idp_analyst_{suffix}", "default", url=url, token=_idp_token(issuer, "analyst"))
+    with pytest.raises(Exception) as refused:
+        spark.sql(f"SELECT count(*) FROM {analyst}.idp_{suffix}.t").collect()
+    assert "Forbidden" in str(refused.value) or "403" in str(refused.value), str(refused.value)[:2000]
