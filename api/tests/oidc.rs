@@ -163,6 +163,55 @@ async fn a_providers_token_signs_in_and_its_groups_grant_roles() {
     assert_eq!(by_engine["details"]["subject"], "engine");
     assert_eq!(by_engine["details"]["groups"], "data-engineers");
     assert!(!audit.to_string().contains(&engine));
+
+    // Each principal was recorded on its first sign-in, and an administrator can see and
+    // disable it: its tokens are then refused, however valid.
+    let uri = "/api/v1/external-principals";
+    let (status, list) = send_as(&env.app, &root, Method::GET, uri, None, &tenant).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let ids: Vec<&str> = list["principals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{list}");
+    let recorded = list["principals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "oidc:acme/idp/engine")
+        .unwrap();
+    assert_eq!(recorded["username"], "engine");
+    assert_eq!(recorded["email"], "engine@example.test");
+    assert_eq!(recorded["groups"][0], "data-engineers");
+    assert_eq!(recorded["disabled"], false);
+    let engine_uri = "/api/v1/external-principals/oidc%3Aacme%2Fidp%2Fengine";
+    let disable = Some(r#"{"disabled": true}"#.to_owned());
+    let disabled_uri = format!("{engine_uri}/disabled");
+    let (status, body) = send_as(
+        &env.app,
+        &root,
+        Method::PUT,
+        &disabled_uri,
+        disable,
+        &tenant,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send_as(&env.app, &engine, Method::GET, namespaces, None, &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(body.to_string().contains("disabled"), "{body}");
+    let enable = Some(r#"{"disabled": false}"#.to_owned());
+    send_as(&env.app, &root, Method::PUT, &disabled_uri, enable, &tenant).await;
+    let (status, _) = send_as(&env.app, &engine, Method::GET, namespaces, None, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    // Another tenant sees none of them.
+    let globex = [("x-pangolin-tenant", "globex")];
+    let (status, _) = send_as(&env.app, &root, Method::GET, engine_uri, None, &globex).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (_, list) = send_as(&env.app, &root, Method::GET, uri, None, &globex).await;
+    assert_eq!(list["principals"], serde_json::json!([]), "{list}");
 }
 
 #[tokio::test]

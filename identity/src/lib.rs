@@ -16,6 +16,7 @@ mod claims;
 mod clock;
 mod config;
 mod docs;
+mod external;
 mod identity;
 mod key_cache;
 mod layout;
@@ -39,6 +40,10 @@ pub use claims::{Claims, ISSUER, TokenType};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::IdentityConfig;
 pub use docs::StoreError;
+pub use external::{
+    ExternalPage, ExternalPrincipal, ExternalSignIn, ExternalSignInError, UpdateExternalError,
+    external_group_id, external_principal_id,
+};
 pub use identity::{Identity, OpenError};
 pub use names::{MAX_NAME_CHARS, NameError, PrincipalName, Scope, TenantName};
 pub use password::{

@@ -69,7 +69,7 @@ pub fn routes() -> Router<AppState> {
 
 /// The administration routes: see [`admin`].
 fn admin_routes() -> Router<AppState> {
-    use admin::{api_keys, roles, service_users, tenants, tokens, users, warehouses};
+    use admin::{api_keys, external, roles, service_users, tenants, tokens, users, warehouses};
     Router::new()
         .route("/api/v1/tenants", get(tenants::list).post(tenants::create))
         .route(
@@ -95,6 +95,15 @@ fn admin_routes() -> Router<AppState> {
         )
         .route("/api/v1/users/{user}/password", put(users::reset_password))
         .route("/api/v1/users/{user}/disabled", put(users::set_disabled))
+        .route("/api/v1/external-principals", get(external::list))
+        .route(
+            "/api/v1/external-principals/{principal}",
+            get(external::get),
+        )
+        .route(
+            "/api/v1/external-principals/{principal}/disabled",
+            put(external::set_disabled),
+        )
         .route("/api/v1/me/password", post(users::change_own_password))
         .route(
             "/api/v1/service-users",

@@ -6,7 +6,8 @@ use axum::Json;
 use utoipa::OpenApi;
 
 use super::admin::{
-    api_keys, catalogs as admin_catalogs, roles, service_users, tenants, tokens, users, warehouses,
+    api_keys, catalogs as admin_catalogs, external, roles, service_users, tenants, tokens, users,
+    warehouses,
 };
 use super::{audit, catalogs, history, merge, refs, views};
 
@@ -57,6 +58,9 @@ use super::{audit, catalogs, history, merge, refs, views};
         users::reset_password,
         users::set_disabled,
         users::change_own_password,
+        external::list,
+        external::get,
+        external::set_disabled,
         service_users::create,
         service_users::list,
         service_users::get,

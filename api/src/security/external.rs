@@ -10,18 +10,16 @@ use std::time::{Duration, SystemTime};
 
 use axum::http::StatusCode;
 use pangolin_catalog::authz::{Principal, PrincipalKind};
-use pangolin_identity::{PrincipalName, TenantName};
+use pangolin_identity::{
+    ExternalSignIn, ExternalSignInError, PrincipalName, TenantName, external_group_id,
+};
 use pangolin_oidc::{ExternalIdentity, Issuer, IssuerSettings, VerifyError, unverified_issuer};
 use pangolin_records::Outcome;
-use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 
 use super::audit::{self, Entry};
 use super::authn::Refusal;
 use super::{Caller, Security, unauthorized};
 use crate::error::ApiError;
-
-/// What a subject or group name may not carry as is inside a principal id.
-const ID_PART: &AsciiSet = &CONTROLS.add(b'%').add(b'/').add(b' ');
 
 /// One provider as an operator configures it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -37,8 +35,8 @@ pub struct ProviderConfig {
 /// A configured provider, ready to verify.
 #[derive(Debug)]
 pub struct Provider {
-    pub tenant: String,
-    pub name: String,
+    pub tenant: TenantName,
+    pub name: PrincipalName,
     pub issuer: Issuer,
 }
 
@@ -57,8 +55,8 @@ impl Providers {
         let mut names = HashSet::new();
         let mut audiences = HashMap::new();
         for config in configs {
-            TenantName::new(&config.tenant).map_err(|e| e.to_string())?;
-            PrincipalName::new(&config.name).map_err(|e| e.to_string())?;
+            let tenant = TenantName::new(&config.tenant).map_err(|e| e.to_string())?;
+            let name = PrincipalName::new(&config.name).map_err(|e| e.to_string())?;
             if !names.insert((config.tenant.clone(), config.name.clone())) {
                 return Err(format!(
                     "tenant `{}` has two identity providers named `{}`",
@@ -87,8 +85,8 @@ impl Providers {
                 .entry(config.settings.issuer.clone())
                 .or_default()
                 .push(Arc::new(Provider {
-                    tenant: config.tenant,
-                    name: config.name,
+                    tenant,
+                    name,
                     issuer,
                 }));
         }
@@ -106,7 +104,8 @@ impl Providers {
 }
 
 /// The caller a provider's `token` stands for; a refusal (401) when no provider of its issuer
-/// takes it, a 503 when the provider cannot be reached to check it.
+/// takes it or its principal is disabled, a 503 when the provider cannot be reached to check
+/// it.
 pub async fn sign_in(
     security: &Security,
     providers: &[Arc<Provider>],
@@ -115,11 +114,7 @@ pub async fn sign_in(
     let mut refusal = None;
     for provider in providers {
         match provider.issuer.verify(token).await {
-            Ok(identity) => {
-                let caller = caller(provider, &identity);
-                audit_sign_in(security, provider, &identity, &caller, token).await;
-                return Ok(caller);
-            }
+            Ok(identity) => return signed_in(security, provider, &identity, token).await,
             Err(VerifyError::Invalid(reason)) => refusal = Some(reason),
             Err(error @ VerifyError::Unavailable(_)) => {
                 return Err(Refusal {
@@ -142,31 +137,70 @@ pub async fn sign_in(
     })
 }
 
-fn caller(provider: &Provider, identity: &ExternalIdentity) -> Caller {
-    let id = |kind: &str, name: &str| {
-        format!(
-            "{kind}:{}/{}/{}",
-            provider.tenant,
-            provider.name,
-            utf8_percent_encode(name, ID_PART)
-        )
+/// Records the sign-in of a verified token (refused when its principal is disabled) and
+/// audits each token's first use with the issuer, subject and groups, never the token.
+async fn signed_in(
+    security: &Security,
+    provider: &Provider,
+    identity: &ExternalIdentity,
+    token: &str,
+) -> Result<Caller, Refusal> {
+    let Some(store) = &security.identity else {
+        return Err(Refusal {
+            error: unauthorized("sign-in is off on this server"),
+            reason: "no identity store".to_owned(),
+        });
     };
-    Caller {
+    let groups: Vec<String> = identity
+        .groups
+        .iter()
+        .map(|g| external_group_id(&provider.tenant, &provider.name, g))
+        .collect();
+    let sign_in = ExternalSignIn {
+        tenant: &provider.tenant,
+        provider: &provider.name,
+        subject: &identity.subject,
+        username: identity.username.as_deref(),
+        email: identity.email.as_deref(),
+        groups: &identity.groups,
+    };
+    let id = pangolin_identity::external_principal_id(
+        &provider.tenant,
+        &provider.name,
+        &identity.subject,
+    );
+    let first_use = !security.hand_outs.recorded(&id, token);
+    let principal = store
+        .external_sign_in(sign_in, first_use)
+        .await
+        .map_err(|e| match e {
+            ExternalSignInError::Disabled(_) => Refusal {
+                error: unauthorized(e.to_string()),
+                reason: e.to_string(),
+            },
+            ExternalSignInError::Store(store) => Refusal {
+                error: ApiError::internal(&store),
+                reason: "the identity store failed".to_owned(),
+            },
+        })?;
+    let caller = Caller {
         principal: Principal {
-            id: id("oidc", &identity.subject),
-            tenant: Some(provider.tenant.clone()),
+            id: principal.id,
+            tenant: Some(provider.tenant.to_string()),
             kind: PrincipalKind::User,
             is_admin: false,
-            groups: identity.groups.iter().map(|g| id("group", g)).collect(),
+            groups,
         },
-        tenant: provider.tenant.clone(),
+        tenant: provider.tenant.to_string(),
         unrestricted: false,
         token_id: None,
+    };
+    if first_use {
+        audit_sign_in(security, provider, identity, &caller, token).await;
     }
+    Ok(caller)
 }
 
-/// Each token's first use is audited with the issuer, subject and groups (never the token);
-/// its later uses are not written again.
 async fn audit_sign_in(
     security: &Security,
     provider: &Provider,
@@ -175,13 +209,10 @@ async fn audit_sign_in(
     token: &str,
 ) {
     let principal = caller.name();
-    if security.hand_outs.recorded(principal, token) {
-        return;
-    }
     let mut details = BTreeMap::from([
         ("issuer".to_owned(), identity.issuer.clone()),
         ("subject".to_owned(), identity.subject.clone()),
-        ("provider".to_owned(), provider.name.clone()),
+        ("provider".to_owned(), provider.name.to_string()),
         ("groups".to_owned(), identity.groups.join(",")),
     ]);
     if let Some(username) = &identity.username {
@@ -190,7 +221,7 @@ async fn audit_sign_in(
     audit::write(
         security,
         Entry {
-            tenant: &provider.tenant,
+            tenant: provider.tenant.as_str(),
             principal,
             action: "auth.external",
             resource_type: "authentication",

@@ -75,6 +75,7 @@ impl Recent {
             "ui.key-",
             "ui.role-",
             "user.",
+            "external-principal.",
             "service-user.",
             "api-key.",
             "role.",

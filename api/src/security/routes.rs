@@ -558,6 +558,24 @@ pub static ROUTES: &[Route] = &[
         Path(ManageUsers, Tenant),
     ),
     route(
+        "GET",
+        "/api/v1/external-principals",
+        "external-principal.list",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "GET",
+        "/api/v1/external-principals/{principal}",
+        "external-principal.get",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
+        "PUT",
+        "/api/v1/external-principals/{principal}/disabled",
+        "external-principal.set-disabled",
+        Path(ManageUsers, Tenant),
+    ),
+    route(
         "POST",
         "/api/v1/me/password",
         "user.change-password",

@@ -16,7 +16,8 @@ use pangolin_delegation::gcs::TokenError;
 use pangolin_delegation::s3::VendError;
 use pangolin_identity::{
     ChangePasswordError, CreateApiKeyError, CreateServiceUserError, CreateUserError,
-    RevokeApiKeyError, RevokeTokenError, StoreError, UpdateServiceUserError, UpdateUserError,
+    RevokeApiKeyError, RevokeTokenError, StoreError, UpdateExternalError, UpdateServiceUserError,
+    UpdateUserError,
 };
 
 use crate::error::ApiError;
@@ -97,6 +98,18 @@ impl From<CreateUserError> for ApiError {
             CreateUserError::AlreadyExists(_) => exists(error.to_string()),
             CreateUserError::Hash(e) => Self::internal(&e),
             CreateUserError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<UpdateExternalError> for ApiError {
+    fn from(error: UpdateExternalError) -> Self {
+        match error {
+            UpdateExternalError::BadId(_) => Self::bad_request(error.to_string()),
+            UpdateExternalError::NotFound(_) => {
+                missing("NoSuchPrincipalException", error.to_string())
+            }
+            UpdateExternalError::Store(e) => e.into(),
         }
     }
 }

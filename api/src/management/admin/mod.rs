@@ -7,6 +7,7 @@
 pub mod api_keys;
 pub mod catalogs;
 pub mod errors;
+pub mod external;
 pub mod roles;
 pub mod service_users;
 pub mod tenants;
