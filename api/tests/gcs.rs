@@ -14,20 +14,8 @@ use serde_json::{Value, json};
 
 const BUCKET: &str = "pangolin-gcs";
 
-/// The emulator's URL, or `None` after saying why.
 fn emulator() -> Option<String> {
-    match std::env::var("PANGOLIN_TEST_GCS_ENDPOINT") {
-        Ok(endpoint) if !endpoint.is_empty() => Some(endpoint),
-        _ => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "CI needs the GCS emulator"
-            );
-            eprintln!("skipped: PANGOLIN_TEST_GCS_ENDPOINT is not set (scripts/test starts one)");
-            None
-        }
-    }
+    common::started_service("PANGOLIN_TEST_GCS_ENDPOINT", "the GCS emulator")
 }
 
 /// The tests' service account key, asking for its tokens at `token_uri`.

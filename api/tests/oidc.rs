@@ -21,18 +21,7 @@ use serde_json::Value;
 static PROVIDER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn provider() -> Option<String> {
-    match std::env::var("PANGOLIN_TEST_OIDC_ISSUER") {
-        Ok(issuer) if !issuer.is_empty() => Some(issuer),
-        _ => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "CI needs the OpenID Connect provider"
-            );
-            eprintln!("skipped: PANGOLIN_TEST_OIDC_ISSUER is not set (scripts/test starts one)");
-            None
-        }
-    }
+    common::started_service("PANGOLIN_TEST_OIDC_ISSUER", "the OpenID Connect provider")
 }
 
 async fn token(issuer: &str, client: &str) -> String {

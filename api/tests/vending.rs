@@ -424,22 +424,8 @@ const AZURITE_ACCOUNT: &str = "devstoreaccount1";
 const AZURITE_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
-/// The Azure Blob emulator of `scripts/test` (its account URL), or `None` after saying why.
 fn azurite() -> Option<String> {
-    match std::env::var("PANGOLIN_TEST_AZURITE_ENDPOINT") {
-        Ok(endpoint) if !endpoint.is_empty() => Some(endpoint),
-        _ => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "CI needs Azurite"
-            );
-            eprintln!(
-                "skipped: PANGOLIN_TEST_AZURITE_ENDPOINT is not set (scripts/test starts one)"
-            );
-            None
-        }
-    }
+    common::started_service("PANGOLIN_TEST_AZURITE_ENDPOINT", "Azurite")
 }
 
 /// The query parameters of a SAS token.

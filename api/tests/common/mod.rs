@@ -23,6 +23,23 @@ use serde_json::Value;
 use tempfile::TempDir;
 use tower::ServiceExt;
 
+/// The URL of a service `scripts/test` starts, from the environment variable `var`, or
+/// `None` after saying why; in CI its absence is a failure, never a silent skip.
+pub fn started_service(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert_ne!(
+                std::env::var("CI").as_deref(),
+                Ok("true"),
+                "CI needs {what}"
+            );
+            eprintln!("skipped: {var} is not set (scripts/test starts {what})");
+            None
+        }
+    }
+}
+
 /// The router over catalog `lake` (the default), and the warehouse directory it writes to,
 /// which lives as long as this value.
 pub struct TestApp {
