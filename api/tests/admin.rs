@@ -1666,6 +1666,19 @@ fn matrix() -> Vec<(Method, &'static str, Option<Value>, [u8; 5])> {
             Some(json!({"disabled": true})),
             admins,
         ),
+        (Method::GET, "/api/v1/external-principals", None, admins),
+        (
+            Method::GET,
+            "/api/v1/external-principals/oidc%3Aacme%2Fidp%2Fghost",
+            None,
+            admins,
+        ),
+        (
+            Method::PUT,
+            "/api/v1/external-principals/oidc%3Aacme%2Fidp%2Fghost/disabled",
+            Some(json!({"disabled": true})),
+            admins,
+        ),
         (
             Method::POST,
             "/api/v1/me/password",
@@ -1756,6 +1769,7 @@ async fn every_admin_route_lets_through_exactly_who_it_should() {
             "tenants",
             "warehouses",
             "users",
+            "external-principals",
             "service-users",
             "roles",
             "me/",

@@ -1365,6 +1365,7 @@ async fn every_role_against_every_route() {
             "tenants",
             "warehouses",
             "users",
+            "external-principals",
             "service-users",
             "roles",
             "me/",
