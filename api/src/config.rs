@@ -71,12 +71,26 @@ pub async fn config(
         )));
     }
     scope.catalog.resolve(&scope.at).await?;
+    let mut overrides = serde_json::json!({ "prefix": url_safe(&prefix) });
+    if let Some(endpoint) = provider_token_endpoint(&state).await {
+        overrides["oauth2-server-uri"] = serde_json::Value::String(endpoint);
+    }
     Ok(Json(serde_json::json!({
         "defaults": {},
-        "overrides": { "prefix": url_safe(&prefix) },
+        "overrides": overrides,
         "endpoints": ENDPOINTS,
         "idempotency-key-lifetime": crate::idempotency::LIFETIME_ISO8601,
     })))
+}
+
+/// For a caller signed in with an identity provider's token: that provider's token endpoint,
+/// so a client that fetches its own tokens goes on fetching them there, not here. Its
+/// discovery document was fetched to verify the token; should it be gone, nothing is said.
+async fn provider_token_endpoint(state: &AppState) -> Option<String> {
+    let caller = crate::security::Caller::current()?;
+    let provider = state.security.external.of_principal(caller.name())?;
+    let discovery = provider.issuer.discovery().await.ok()?;
+    discovery.token_endpoint.clone()
 }
 
 /// Clients paste the prefix into URLs as it is, so the characters that would end or split a

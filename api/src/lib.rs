@@ -121,6 +121,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/token/refresh", post(security::login::refresh))
         .route("/api/v1/logout", post(security::login::logout))
         .route("/api/v1/whoami", get(security::login::whoami))
+        .route("/api/v1/auth/providers", get(security::external::list))
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/ready", get(ready))
         // Runs after routing, so it knows which route it guards; see `security`.

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
 use common::secured::{ROOT_PASSWORD, secured_with, send_as, sign_in};
-use pangolin_api::security::external::{ProviderConfig, Providers};
+use common::send;
+use pangolin_api::security::external::{ProviderConfig, Providers, PublicClient};
 use pangolin_catalog::authz::{Grant, Privilege, Resource, Role};
 use pangolin_identity::SystemClock;
 use pangolin_oidc::IssuerSettings;
@@ -62,11 +63,16 @@ async fn env(issuer: &str) -> common::secured::Secured {
             tenant: "acme".into(),
             name: "idp".into(),
             settings: settings("pangolin"),
+            cli: Some(PublicClient {
+                client_id: "pangolin-cli".into(),
+                scopes: vec!["openid".into(), "offline_access".into()],
+            }),
         },
         ProviderConfig {
             tenant: "globex".into(),
             name: "idp".into(),
             settings: settings("pangolin-globex"),
+            cli: None,
         },
     ])
     .unwrap();
@@ -97,6 +103,52 @@ async fn env(issuer: &str) -> common::secured::Secured {
         ),
     ];
     secured_with(&[], roles, Arc::new(SystemClock), providers).await
+}
+
+#[tokio::test]
+async fn a_tenants_providers_are_listed_before_sign_in_and_config_points_at_their_token_endpoint() {
+    let Some(issuer) = provider() else { return };
+    let _one = PROVIDER.lock().await;
+    let env = env(&issuer).await;
+    let list = |tenant: &str| format!("/api/v1/auth/providers?tenant={tenant}");
+    let app = &env.app;
+    let anonymous = |uri: String| async move {
+        let (status, _, body) = send(app, Method::GET, &uri, None, &[]).await;
+        (status, body)
+    };
+    let (status, body) = anonymous(list("acme")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["providers"].as_array().unwrap().len(), 1, "{body}");
+    assert_eq!(body["providers"][0]["name"], "idp");
+    assert_eq!(body["providers"][0]["issuer"], issuer.as_str());
+    assert_eq!(body["providers"][0]["cli"]["client-id"], "pangolin-cli");
+    // Another tenant's providers stay its own; an unknown tenant has none; a bad name is 400.
+    let (_, body) = anonymous(list("globex")).await;
+    assert_eq!(body["providers"][0]["cli"], Value::Null, "{body}");
+    let (status, body) = anonymous(list("nowhere")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["providers"], serde_json::json!([]));
+    let (status, _) = anonymous("/api/v1/auth/providers".to_owned()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = anonymous(list("no%20such")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // A caller of the provider is sent to the provider for tokens; others are not.
+    let engine = token(&issuer, "engine").await;
+    let config = "/v1/config?warehouse=lake";
+    let (status, body) = send_as(&env.app, &engine, Method::GET, config, None, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["overrides"]["oauth2-server-uri"],
+        format!("{issuer}/token"),
+        "{body}"
+    );
+    let (_, root) = sign_in(&env.app, None, "root", ROOT_PASSWORD).await;
+    let root = root["access_token"].as_str().unwrap().to_owned();
+    let tenant = [("x-pangolin-tenant", "acme")];
+    let (status, body) = send_as(&env.app, &root, Method::GET, config, None, &tenant).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["overrides"].get("oauth2-server-uri"), None, "{body}");
 }
 
 #[tokio::test]
@@ -284,6 +336,7 @@ fn one_issuer_and_audience_serve_one_tenant() {
         tenant: tenant.into(),
         name: "idp".into(),
         settings: IssuerSettings::new("https://idp.example.com", vec!["pangolin".into()]),
+        cli: None,
     };
     let err = Providers::new(vec![config("acme"), config("globex")]).unwrap_err();
     assert!(err.contains("configured for tenants"), "{err}");

@@ -19,6 +19,10 @@ pub struct Discovery {
     pub token_endpoint: Option<String>,
     #[serde(default)]
     pub device_authorization_endpoint: Option<String>,
+    #[serde(default)]
+    pub authorization_endpoint: Option<String>,
+    #[serde(default)]
+    pub revocation_endpoint: Option<String>,
 }
 
 /// Why an issuer's document could not be had: the issuer is down or answers nonsense (the

@@ -10,12 +10,21 @@
 //! secret) and a key id the issuer publishes for that algorithm; signed by that key; with
 //! `iss` the issuer, `aud` one of the audiences, `exp` in the future and `nbf` (if any) in the
 //! past, both within the clock skew; with a subject.
+//!
+//! People get such tokens through the grants in [`flows`]: the code grant with PKCE for a
+//! browser, the device grant for a terminal, and refresh for both.
 
 mod discovery;
+pub mod flows;
 mod jwks;
 mod settings;
 mod verify;
 
 pub use discovery::Discovery;
+pub use flows::{
+    AuthorizationRequest, DeviceAuthorization, FlowError, OAuthClient, Pkce, TokenAnswer,
+    authorization_url, await_device, exchange_code, http_client, random_token, refresh,
+    start_device,
+};
 pub use settings::{ALLOWED_ALGORITHMS, ClaimNames, IssuerSettings, SettingsError};
 pub use verify::{ExternalIdentity, Issuer, VerifyError, unverified_issuer};

@@ -1,12 +1,18 @@
 // An OpenID Connect provider for the tests: node-oidc-provider (from npm, pinned in
-// scripts/test) on loopback, issuing JWT access tokens for Pangolin through the client
-// credentials grant, with signing keys it generates at start.
+// scripts/test) on loopback, issuing JWT access tokens for Pangolin, with signing keys it
+// generates at start.
 //
 //   node provider.mjs PORT
 //
-// Clients (id = secret's prefix): `engine` (groups `data-engineers`), `analyst` (groups
-// `analysts`), `nobody` (no groups); each secret is `<id>-secret`. Tokens carry `aud`
-// `pangolin`, `sub` the client id, `preferred_username`, `email` and `groups`.
+// Engines sign in with the client credentials grant: clients `engine` (groups
+// `data-engineers`), `analyst` (groups `analysts`), `nobody` (no groups), each with the secret
+// `<id>-secret`. People sign in through the provider's development pages (any login and
+// password; the login is the subject): `ana` is in `data-engineers`, `ben` in `analysts`,
+// anyone else in no group. Their clients: `pangolin-cli`, public, for the device
+// authorization grant (access tokens live 5 seconds, so tests see them refreshed), and
+// `pangolin-ui` (secret `pangolin-ui-secret`), for the authorization code grant with PKCE and
+// a loopback redirect on any port to `/ui/login/oidc/callback`. Tokens carry `aud`
+// `pangolin`, `sub`, `preferred_username`, `email` and `groups`.
 //
 // Test-only routes beside the provider's own:
 //   POST /_test/rotate        new signing keys (RS256 and ES256); the old ones stop signing
@@ -23,8 +29,10 @@ import Provider from 'oidc-provider';
 const port = Number(process.argv[2]);
 const issuer = `http://127.0.0.1:${port}`;
 
-const groups = { engine: ['data-engineers'], analyst: ['analysts'], nobody: [] };
-const clients = Object.keys(groups).map((id) => ({
+const groups = {
+  engine: ['data-engineers'], analyst: ['analysts'], nobody: [], ana: ['data-engineers'], ben: ['analysts'],
+};
+const engines = ['engine', 'analyst', 'nobody'].map((id) => ({
   client_id: id,
   client_secret: `${id}-secret`,
   grant_types: ['client_credentials'],
@@ -32,6 +40,26 @@ const clients = Object.keys(groups).map((id) => ({
   response_types: [],
   token_endpoint_auth_method: 'client_secret_post',
 }));
+const clients = [
+  ...engines,
+  {
+    client_id: 'pangolin-cli',
+    application_type: 'native',
+    grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+    redirect_uris: [],
+    response_types: [],
+    token_endpoint_auth_method: 'none',
+  },
+  {
+    client_id: 'pangolin-ui',
+    client_secret: 'pangolin-ui-secret',
+    application_type: 'native',
+    grant_types: ['authorization_code', 'refresh_token'],
+    redirect_uris: ['http://127.0.0.1/ui/login/oidc/callback'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_post',
+  },
+];
 
 function signingKeys() {
   const kid = randomUUID().slice(0, 8);
@@ -48,23 +76,26 @@ function provider(keys) {
     clients,
     jwks: { keys },
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
+      deviceFlow: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => 'urn:pangolin',
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({
+        getResourceServerInfo: (ctx, indicator, client) => ({
           scope: 'catalog',
           audience: 'pangolin',
-          accessTokenTTL: 600,
+          accessTokenTTL: client.clientId === 'pangolin-cli' ? 5 : 600,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
       },
     },
+    scopes: ['openid', 'offline_access', 'catalog'],
+    findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id, preferred_username: id }) }),
     extraTokenClaims: (ctx, token) => {
-      const id = token.clientId;
+      const id = token.accountId ?? token.clientId;
       return { preferred_username: id, email: `${id}@example.test`, groups: groups[id] ?? [] };
     },
   });

@@ -30,6 +30,24 @@ pub struct ProviderConfig {
     /// Its name in principal ids (`okta`).
     pub name: String,
     pub settings: IssuerSettings,
+    /// The provider's public client through which `pangolin login --oidc` signs people in
+    /// (device authorization grant); without it the provider takes engines' tokens only.
+    #[serde(default)]
+    pub cli: Option<PublicClient>,
+}
+
+/// A public OAuth client of the provider (no secret: it runs on people's machines).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct PublicClient {
+    pub client_id: String,
+    /// What to ask the provider for; `openid offline_access` (a refresh token) when absent.
+    #[serde(default = "default_scopes")]
+    pub scopes: Vec<String>,
+}
+
+fn default_scopes() -> Vec<String> {
+    vec!["openid".to_owned(), "offline_access".to_owned()]
 }
 
 /// A configured provider, ready to verify.
@@ -38,12 +56,15 @@ pub struct Provider {
     pub tenant: TenantName,
     pub name: PrincipalName,
     pub issuer: Issuer,
+    pub cli: Option<PublicClient>,
 }
 
 /// The configured providers, by issuer.
 #[derive(Debug, Default)]
 pub struct Providers {
     by_issuer: HashMap<String, Vec<Arc<Provider>>>,
+    /// In the order configured, for listing a tenant's.
+    all: Vec<Arc<Provider>>,
 }
 
 impl Providers {
@@ -52,6 +73,7 @@ impl Providers {
     /// for principals of both).
     pub fn new(configs: Vec<ProviderConfig>) -> Result<Self, String> {
         let mut by_issuer: HashMap<String, Vec<Arc<Provider>>> = HashMap::new();
+        let mut all = Vec::new();
         let mut names = HashSet::new();
         let mut audiences = HashMap::new();
         for config in configs {
@@ -81,16 +103,44 @@ impl Providers {
                     config.name, config.tenant
                 )
             })?;
+            if let Some(cli) = &config.cli
+                && (cli.client_id.is_empty() || cli.scopes.iter().any(|s| s.contains(' ')))
+            {
+                return Err(format!(
+                    "identity provider `{}` of tenant `{}`: its cli client needs a client id \
+                     and scopes without spaces",
+                    config.name, config.tenant
+                ));
+            }
+            let provider = Arc::new(Provider {
+                tenant,
+                name,
+                issuer,
+                cli: config.cli,
+            });
+            all.push(provider.clone());
             by_issuer
                 .entry(config.settings.issuer.clone())
                 .or_default()
-                .push(Arc::new(Provider {
-                    tenant,
-                    name,
-                    issuer,
-                }));
+                .push(provider);
         }
-        Ok(Self { by_issuer })
+        Ok(Self { by_issuer, all })
+    }
+
+    /// The providers of `tenant`.
+    pub fn of_tenant<'a>(&'a self, tenant: &'a str) -> impl Iterator<Item = &'a Arc<Provider>> {
+        self.all.iter().filter(move |p| p.tenant.as_str() == tenant)
+    }
+
+    /// The provider whose token an external principal (`oidc:<tenant>/<provider>/<subject>`)
+    /// signed in with.
+    pub fn of_principal(&self, principal: &str) -> Option<&Arc<Provider>> {
+        let rest = principal.strip_prefix("oidc:")?;
+        let mut parts = rest.splitn(3, '/');
+        let (tenant, name) = (parts.next()?, parts.next()?);
+        self.all
+            .iter()
+            .find(|p| p.tenant.as_str() == tenant && p.name.as_str() == name)
     }
 
     /// The providers `token` claims to come from, if any is configured.
@@ -234,4 +284,39 @@ async fn audit_sign_in(
     // Tokens carry their expiry; an hour bounds what is kept for one that outlives it.
     let until = SystemTime::now() + Duration::from_secs(3600);
     security.hand_outs.record(principal, token, until);
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvidersQuery {
+    tenant: Option<String>,
+}
+
+/// `GET /api/v1/auth/providers?tenant=T`: the identity providers people of a tenant sign in
+/// through, for `pangolin login --oidc`. Public (it comes before signing in); a tenant that
+/// does not exist has none, so the answer does not tell which tenants exist.
+pub async fn list(
+    axum::extract::State(state): axum::extract::State<crate::state::AppState>,
+    crate::extract::QueryParams(query): crate::extract::QueryParams<ProvidersQuery>,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
+    let tenant = query
+        .tenant
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| ApiError::bad_request("name the tenant: ?tenant=NAME"))?;
+    let tenant = TenantName::new(&tenant).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let providers: Vec<serde_json::Value> = state
+        .security
+        .external
+        .of_tenant(tenant.as_str())
+        .map(|p| {
+            serde_json::json!({
+                "name": p.name.as_str(),
+                "issuer": p.issuer.settings().issuer,
+                "cli": p.cli,
+            })
+        })
+        .collect();
+    Ok(axum::Json(
+        serde_json::json!({ "tenant": tenant.as_str(), "providers": providers }),
+    ))
 }

@@ -231,6 +231,7 @@ pub static ROUTES: &[Route] = &[
     route("GET", "/api/v1/openapi.json", "openapi.get", Public),
     route("POST", "/api/v1/login", "auth.login", Public),
     route("POST", "/api/v1/token/refresh", "auth.refresh", Public),
+    route("GET", "/api/v1/auth/providers", "auth.providers", Public),
     route("POST", "/api/v1/logout", "auth.logout", SignedIn),
     route("GET", "/api/v1/whoami", "auth.whoami", SignedIn),
     route("GET", "/api/v1/catalogs", "catalog.list", SignedIn),
