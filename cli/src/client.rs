@@ -10,7 +10,7 @@ use url::Url;
 
 use crate::error::{CliError, Exit, Result};
 use crate::json::Ordered;
-use crate::profile::{Saved, Settings};
+use crate::profile::{OidcSession, Saved, Settings};
 
 /// How long one request may take; the server gives up on its side after 60 seconds.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
@@ -35,6 +35,7 @@ struct Session {
     token: Option<String>,
     refresh_token: Option<String>,
     saved_in: Option<Saved>,
+    oidc: Option<OidcSession>,
 }
 
 impl std::fmt::Debug for Session {
@@ -46,6 +47,7 @@ impl std::fmt::Debug for Session {
                 &self.refresh_token.as_ref().map(|_| "<redacted>"),
             )
             .field("saved_in", &self.saved_in)
+            .field("oidc", &self.oidc)
             .finish()
     }
 }
@@ -205,6 +207,7 @@ impl Client {
                 token: settings.token.clone(),
                 refresh_token: settings.refresh_token.clone(),
                 saved_in: settings.saved_in.clone(),
+                oidc: settings.oidc.clone(),
             }),
         })
     }
@@ -237,6 +240,11 @@ impl Client {
     /// The refresh token, if any.
     pub(crate) fn refresh_token(&self) -> Option<String> {
         self.session().refresh_token
+    }
+
+    /// The identity provider that issued the tokens, if one did (`login --oidc`).
+    pub(crate) fn oidc_issuer(&self) -> Option<String> {
+        self.session().oidc.map(|o| o.issuer)
     }
 
     /// The profile the tokens came from, if they came from one.
@@ -294,23 +302,49 @@ impl Client {
         let Some(refresh) = self.refresh_token() else {
             return Ok(None);
         };
-        let request = Request::api(Method::POST, &["token", "refresh"])
-            .json(serde_json::json!({ "refresh_token": refresh }));
-        let answer = self.send_as(&request, None).await?;
-        let saved_in = self.session().saved_in;
-        if !answer.status.is_success() {
+        let session = self.session();
+        let saved_in = session.saved_in;
+        let forget = |refused: bool| -> Result<Option<String>> {
             self.set_session(|s| s.refresh_token = None);
             if let Some(saved) = &saved_in
-                && answer.status == StatusCode::UNAUTHORIZED
+                && refused
             {
                 saved.update(|p| {
                     p.token = None;
                     p.refresh_token = None;
                 })?;
             }
-            return Ok(None);
-        }
-        let tokens = Tokens::from_answer(&answer)?;
+            Ok(None)
+        };
+        let tokens = if let Some(oidc) = &session.oidc {
+            let client = pangolin_oidc::OAuthClient {
+                id: &oidc.client_id,
+                secret: None,
+            };
+            let http = pangolin_oidc::http_client();
+            match pangolin_oidc::refresh(&http, &oidc.token_endpoint, client, &refresh).await {
+                Ok(answer) => Tokens {
+                    access: answer.access_token,
+                    // A provider that does not rotate refresh tokens answers without one.
+                    refresh: answer.refresh_token.or(Some(refresh)),
+                },
+                Err(pangolin_oidc::FlowError::Refused { .. }) => return forget(true),
+                Err(error @ pangolin_oidc::FlowError::Unavailable { .. }) => {
+                    return Err(CliError::server(format!(
+                        "refreshing the sign-in of {}: {error}",
+                        oidc.issuer
+                    )));
+                }
+            }
+        } else {
+            let request = Request::api(Method::POST, &["token", "refresh"])
+                .json(serde_json::json!({ "refresh_token": refresh }));
+            let answer = self.send_as(&request, None).await?;
+            if !answer.status.is_success() {
+                return forget(answer.status == StatusCode::UNAUTHORIZED);
+            }
+            Tokens::from_answer(&answer)?
+        };
         self.set_session(|s| {
             s.token = Some(tokens.access.clone());
             s.refresh_token = tokens.refresh.clone();
@@ -500,6 +534,7 @@ mod tests {
             token: None,
             refresh_token: None,
             saved_in: None,
+            oidc: None,
             json: false,
         })
         .unwrap()

@@ -18,6 +18,7 @@ use crate::secret;
         "pangolin login --server http://lake.internal:8080 --tenant acme --user ana --profile acme",
         "printf '%s\\n' \"$PASSWORD\" | pangolin login --user ana --tenant acme --password-stdin",
         "pangolin login --server http://lake.internal:8080 --api-key \"$PANGOLIN_API_KEY\"",
+        "pangolin login --server http://lake.internal:8080 --tenant acme --oidc",
         "pangolin login --server http://127.0.0.1:8080    # a server run with --no-auth",
         "pangolin branch list --profile acme",
     ],
@@ -27,6 +28,9 @@ use crate::secret;
      echo; from standard input with --password-stdin, or when it is not a terminal; or from\n\
      PANGOLIN_PASSWORD. Leave out --tenant to sign in as a root-scope user such as `root`.\n\
      With --api-key (or PANGOLIN_API_KEY), a service user's key is checked and saved.\n\
+     With --oidc, signs in through the tenant's identity provider (--tenant, else `default`;\n\
+     --provider when it has several): open the page shown, in any browser, and confirm the\n\
+     code; the provider's tokens are kept and refreshed at the provider.\n\
      \n\
      Checks that the server answers (and has --catalog, when given), then saves the profile\n\
      in profiles.toml under $PANGOLIN_CONFIG_DIR, else $XDG_CONFIG_HOME/pangolin, else\n\
@@ -45,6 +49,12 @@ pub(crate) struct LoginArgs {
     /// Read the password from the first line of standard input.
     #[arg(long, requires = "user")]
     password_stdin: bool,
+    /// Sign in through the tenant's identity provider (OpenID Connect device authorization).
+    #[arg(long, conflicts_with_all = ["user", "token"])]
+    oidc: bool,
+    /// The identity provider to sign in through, when the tenant has several.
+    #[arg(long, requires = "oidc", value_name = "NAME")]
+    provider: Option<String>,
     /// A bearer token sent with every request of this profile.
     #[arg(
         long,
@@ -59,6 +69,7 @@ pub(crate) struct LoginArgs {
 /// How `login` signs in.
 enum Credential {
     Password { user: String, password: String },
+    Oidc { provider: Option<String> },
     Bearer(String),
     None,
 }
@@ -84,6 +95,21 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
         .unwrap_or_else(|| profile::DEFAULT_PROFILE.to_owned());
     let tenant = args.tenant.clone().filter(|t| !t.trim().is_empty());
     let credential = match args.user.clone().filter(|u| !u.trim().is_empty()) {
+        None if args.oidc => {
+            if args
+                .global
+                .api_key
+                .as_deref()
+                .is_some_and(|k| !k.is_empty())
+            {
+                return Err(CliError::usage(
+                    "--oidc signs in through the identity provider; leave out --api-key",
+                ));
+            }
+            Credential::Oidc {
+                provider: args.provider.clone(),
+            }
+        }
         Some(user) => {
             let password = secret::read(
                 &format!("Password for {user}: "),
@@ -101,10 +127,15 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
             (None, None) => Credential::None,
         },
     };
-    if tenant.is_some() && !matches!(credential, Credential::Password { .. }) {
+    if tenant.is_some()
+        && !matches!(
+            credential,
+            Credential::Password { .. } | Credential::Oidc { .. }
+        )
+    {
         return Err(CliError::usage(
-            "--tenant names the tenant to sign in to with --user; a token or API key already \
-             says its tenant",
+            "--tenant names the tenant to sign in to with --user or --oidc; a token or API key \
+             already says its tenant",
         ));
     }
     let mut settings = Settings {
@@ -115,12 +146,21 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
         token: None,
         refresh_token: None,
         saved_in: None,
+        oidc: None,
         json: args.global.json,
     };
     let tokens = match credential {
         Credential::Password { user, password } => {
             let client = Client::new(&settings)?;
             Some(sign_in(&client, tenant.as_deref(), &user, password).await?)
+        }
+        Credential::Oidc { provider } => {
+            let client = Client::new(&settings)?;
+            let tenant = tenant.as_deref().unwrap_or(profile::DEFAULT_TENANT);
+            let (tokens, session) =
+                crate::login_oidc::sign_in(&client, tenant, provider.as_deref()).await?;
+            settings.oidc = Some(session);
+            Some(tokens)
         }
         Credential::Bearer(token) => Some(Tokens {
             access: token,
@@ -145,7 +185,7 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
     let (principal, catalog) = match checked.await {
         Ok(checked) => checked,
         Err(error) => {
-            if tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
+            if settings.oidc.is_none() && tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
                 // Nothing is saved, so the fresh session would only linger on the server.
                 let _ = end_session(&client).await;
             }
@@ -168,6 +208,7 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
             token: tokens.as_ref().map(|t| t.access.clone()),
             refresh_token: tokens.and_then(|t| t.refresh),
             principal: principal.clone(),
+            oidc: settings.oidc.clone(),
         },
     );
     profiles.save(&path)?;

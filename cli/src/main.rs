@@ -15,6 +15,7 @@ mod json;
 mod key;
 mod log;
 mod login;
+mod login_oidc;
 mod ls;
 mod merge;
 mod output;

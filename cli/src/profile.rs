@@ -17,6 +17,8 @@ use crate::error::{CliError, Result};
 pub(crate) const DEFAULT_SERVER: &str = "http://127.0.0.1:8080";
 pub(crate) const DEFAULT_CATALOG: &str = "default";
 pub(crate) const DEFAULT_PROFILE: &str = "default";
+/// The tenant `login --oidc` signs in to when none is named: the one every server has.
+pub(crate) const DEFAULT_TENANT: &str = "default";
 const FILE_NAME: &str = "profiles.toml";
 
 /// The flags every client command takes (also after its subcommand).
@@ -76,6 +78,21 @@ pub(crate) struct Profile {
     /// Who signed in (`user:acme/ana`), for people; the server decides from the token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) principal: Option<String>,
+    /// Set when the tokens came from an identity provider (`login --oidc`): they are
+    /// refreshed there, not by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) oidc: Option<OidcSession>,
+}
+
+/// Where a profile's identity-provider tokens are refreshed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) struct OidcSession {
+    /// The provider's issuer, for messages.
+    pub(crate) issuer: String,
+    pub(crate) token_endpoint: String,
+    /// The public client the tokens were issued to.
+    pub(crate) client_id: String,
 }
 
 impl std::fmt::Debug for Profile {
@@ -89,6 +106,7 @@ impl std::fmt::Debug for Profile {
                 &self.refresh_token.as_ref().map(|_| "<redacted>"),
             )
             .field("principal", &self.principal)
+            .field("oidc", &self.oidc)
             .finish()
     }
 }
@@ -110,6 +128,8 @@ pub(crate) struct Settings {
     pub(crate) refresh_token: Option<String>,
     /// The profile the tokens came from, where refreshed ones are saved.
     pub(crate) saved_in: Option<Saved>,
+    /// The identity provider that refreshes the profile's tokens, if one issued them.
+    pub(crate) oidc: Option<OidcSession>,
     pub(crate) json: bool,
 }
 
@@ -124,6 +144,7 @@ impl std::fmt::Debug for Settings {
                 &self.refresh_token.as_ref().map(|_| "<redacted>"),
             )
             .field("saved_in", &self.saved_in)
+            .field("oidc", &self.oidc)
             .field("json", &self.json)
             .finish()
     }
@@ -326,8 +347,8 @@ pub(crate) fn resolve(
     // A profile's tokens go only to the profile's own server, never to one named instead.
     let own = profile.filter(|p| parse_server(&p.server).is_ok_and(|url| url == server));
     let explicit = args.api_key.or(token_env.filter(|t| !t.is_empty()));
-    let (token, refresh_token, saved_in) = match (explicit, own) {
-        (Some(token), _) => (Some(token), None, None),
+    let (token, refresh_token, saved_in, oidc) = match (explicit, own) {
+        (Some(token), _) => (Some(token), None, None, None),
         (None, Some(profile)) => (
             profile.token.clone(),
             profile.refresh_token.clone(),
@@ -335,8 +356,9 @@ pub(crate) fn resolve(
                 path: path.to_owned(),
                 name: profile_name,
             }),
+            profile.oidc.clone(),
         ),
-        (None, None) => (None, None, None),
+        (None, None) => (None, None, None, None),
     };
     Ok(Settings {
         server,
@@ -344,6 +366,7 @@ pub(crate) fn resolve(
         token,
         refresh_token,
         saved_in,
+        oidc,
         json: args.json,
     })
 }
@@ -377,6 +400,7 @@ mod tests {
                 token: Some("secret".into()),
                 refresh_token: Some("again".into()),
                 principal: Some("user:~/root".into()),
+                oidc: None,
             },
         );
         profiles.profiles.insert(

@@ -24,7 +24,8 @@ pub(crate) struct WhoamiArgs {
     &["pangolin logout", "pangolin logout --profile acme"],
     "Revokes the profile's access and refresh tokens on the server and removes them from the\n\
      profile (its server and catalog stay). An API key is only forgotten: an administrator\n\
-     revokes keys (`pangolin admin key revoke`). Logging out when not signed in succeeds.",
+     revokes keys (`pangolin admin key revoke`); an identity provider's tokens are forgotten\n\
+     (the provider keeps its own session). Logging out when not signed in succeeds.",
 ))]
 pub(crate) struct LogoutArgs {
     #[command(flatten)]
@@ -65,7 +66,9 @@ pub(crate) async fn logout(args: LogoutArgs) -> Result<()> {
         return report(&ctx, false, "Not signed in; nothing to log out of.");
     };
     let saved_in = client.saved_in();
-    if !token.starts_with("pgl_") {
+    // The server cannot revoke an identity provider's tokens; they are forgotten here.
+    let provider = client.oidc_issuer();
+    if !token.starts_with("pgl_") && provider.is_none() {
         let request = |refresh: Option<String>| {
             Request::api(Method::POST, &["logout"]).json(match refresh {
                 Some(refresh) => json!({ "refresh_token": refresh }),
@@ -99,12 +102,19 @@ pub(crate) async fn logout(args: LogoutArgs) -> Result<()> {
         p.token = None;
         p.refresh_token = None;
         p.principal = None;
+        p.oidc = None;
     })?;
+    let provider = provider.map_or_else(String::new, |issuer| {
+        format!(
+            " (the tokens of {issuer} are forgotten; the provider ends its own session: sign \
+             out there too on a shared machine)"
+        )
+    });
     report(
         &ctx,
         true,
         &format!(
-            "Logged out of {}; profile `{}` keeps no token.",
+            "Logged out of {}; profile `{}` keeps no token{provider}.",
             client.server(),
             saved.name
         ),

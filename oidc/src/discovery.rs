@@ -64,10 +64,7 @@ pub(crate) async fn fetch<T: serde::de::DeserializeOwned>(
 
 /// The discovery document of `issuer`, which must name that issuer (as OpenID Connect
 /// Discovery requires: a document elsewhere cannot speak for it) and an http(s) JWKS.
-pub(crate) async fn discover(
-    http: &reqwest::Client,
-    issuer: &str,
-) -> Result<Discovery, FetchError> {
+pub async fn discover(http: &reqwest::Client, issuer: &str) -> Result<Discovery, FetchError> {
     let url = format!(
         "{}/.well-known/openid-configuration",
         issuer.trim_end_matches('/')

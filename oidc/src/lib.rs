@@ -20,7 +20,7 @@ mod jwks;
 mod settings;
 mod verify;
 
-pub use discovery::Discovery;
+pub use discovery::{Discovery, FetchError, discover};
 pub use flows::{
     AuthorizationRequest, DeviceAuthorization, FlowError, OAuthClient, Pkce, TokenAnswer,
     authorization_url, await_device, exchange_code, http_client, random_token, refresh,

@@ -190,3 +190,26 @@ def unique():
     counter = getattr(unique, "counter", 0) + 1
     unique.counter = counter
     return f"t{os.getpid()}_{counter}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module; missing Chromium is a skip, and a failure in CI
+    (scripts/test installs Debian's chromium and chromium-driver)."""
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        reason = "no chromium/chromedriver (apt-get install chromium chromium-driver)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs the browser tests: {reason}")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]:
+        options.add_argument(argument)
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    session.set_page_load_timeout(30)
+    yield session
+    session.quit()

@@ -1,9 +1,15 @@
-"""Engines that sign in with their organisation's identity provider: PyIceberg passes a token
-of node-oidc-provider (scripts/test starts it; PANGOLIN_TEST_OIDC_ISSUER) as `token=`, and
-the roles bound to the groups in that token decide what it may do."""
+"""Engines and people that sign in with their organisation's identity provider: PyIceberg
+passes a token of node-oidc-provider (scripts/test starts it; PANGOLIN_TEST_OIDC_ISSUER) as
+`token=`, a person signs in with `pangolin login --oidc` by confirming a code on the
+provider's page in a real browser, and the roles bound to the groups in those tokens decide
+what each may do."""
 
 import json
 import os
+import re
+import subprocess
+import time
+import tomllib
 import types
 import urllib.parse
 import urllib.request
@@ -40,9 +46,11 @@ def oidc_server(tmp_path_factory):
         pytest.skip(reason)
     folder = tmp_path_factory.mktemp("oidc")
     providers = folder / "providers.json"
-    providers.write_text(json.dumps([
-        {"tenant": "default", "name": "idp", "settings": {"issuer": issuer, "audiences": ["pangolin"]}}
-    ]))
+    # No clock skew: the provider's tokens for `pangolin-cli` live 5 seconds, and the test of
+    # their refresh waits for one to be refused.
+    settings = {"issuer": issuer, "audiences": ["pangolin"], "clock-skew-seconds": 0}
+    cli = {"client-id": "pangolin-cli", "scopes": ["openid", "offline_access", "catalog"]}
+    providers.write_text(json.dumps([{"tenant": "default", "name": "idp", "settings": settings, "cli": cli}]))
     env = {"PANGOLIN_ROOT_PASSWORD": ROOT_PASSWORD}
     with open(folder / "pangolin.log", "w") as log:
         with _serve(["--oidc-providers", str(providers)], env=env, log=log, auth=True) as url:
@@ -53,7 +61,7 @@ def oidc_server(tmp_path_factory):
             request(url, "POST", "/api/v1/roles", root, {"name": "engineers", "grants": grants})
             member = urllib.parse.quote("group:default/idp/data-engineers", safe="")
             request(url, "PUT", f"/api/v1/roles/engineers/members/{member}", root)
-            yield types.SimpleNamespace(url=url, issuer=issuer)
+            yield types.SimpleNamespace(url=url, issuer=issuer, root=root)
 
 
 def test_an_engine_signs_in_with_the_providers_token_and_its_group_lets_it_write(oidc_server):
@@ -74,3 +82,100 @@ def test_a_token_whose_groups_hold_no_role_reads_nothing_and_a_bad_token_is_refu
     tampered = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
     with pytest.raises(UnauthorizedError):
         RestCatalog("pangolin", uri=oidc_server.url, token=tampered).list_namespaces()
+
+
+def test_the_config_sends_the_providers_callers_to_the_provider_for_tokens(oidc_server):
+    engine = RestCatalog("pangolin", uri=oidc_server.url, token=idp_token(oidc_server.issuer, "engine"))
+    assert engine.properties["oauth2-server-uri"] == f"{oidc_server.issuer}/token"
+    own = RestCatalog("pangolin", uri=oidc_server.url, token=oidc_server.root)
+    assert "oauth2-server-uri" not in own.properties
+
+
+def pangolin(config_dir, *args, **kwargs):
+    """The CLI with its own profiles folder and nothing from the environment's sign-in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PANGOLIN_") or k == "PANGOLIN_BIN"}
+    env["PANGOLIN_CONFIG_DIR"] = str(config_dir)
+    return subprocess.Popen(
+        [os.environ["PANGOLIN_BIN"], *args], env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs,
+    )
+
+
+def run(config_dir, *args):
+    process = pangolin(config_dir, *args)
+    out, err = process.communicate(timeout=60)
+    return process.returncode, out, err
+
+
+def confirm_on_the_providers_page(browser, page, login):
+    """What the person does: open the page, confirm the code, sign in, allow the client."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(page)
+    for _ in range(10):
+        if "Sign-in Success" in browser.page_source:
+            return
+        fields = browser.find_elements(By.NAME, "login")
+        if fields:
+            fields[0].send_keys(login)
+            browser.find_element(By.NAME, "password").send_keys("any-password")
+        before = browser.current_url + str(len(browser.page_source))
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]:not([name=abort])").click()
+        for _ in range(50):
+            if browser.current_url + str(len(browser.page_source)) != before:
+                break
+            time.sleep(0.1)
+    raise AssertionError(f"the provider's pages did not end in success: {browser.page_source[:2000]}")
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("PANGOLIN_TEST_DATABASE_URL")),
+    reason="the CLI's sign-in does not depend on the backend: it runs once, in the SQLite pass",
+)
+def test_a_person_signs_in_from_the_cli_on_the_providers_page_and_is_refreshed_there(oidc_server, browser, tmp_path):
+    login = pangolin(tmp_path, "login", "--server", oidc_server.url, "--oidc")
+    said = []
+    for line in login.stderr:
+        said.append(line)
+        if "confirm the code" in line:
+            break
+    text = "".join(said)
+    page = re.search(r"^\s+(http\S+)$", text, re.M)
+    assert page, text
+    assert re.search(r"confirm the code [A-Z]{4}-[A-Z]{4}", text), text
+    confirm_on_the_providers_page(browser, page.group(1), "ana")
+    out, err = login.communicate(timeout=60)
+    assert login.returncode == 0, err
+    assert "as oidc:default/idp/ana" in out, out
+
+    profile = tomllib.loads((tmp_path / "profiles.toml").read_text())["profiles"]["default"]
+    assert profile["oidc"]["client-id"] == "pangolin-cli"
+    assert profile["oidc"]["token-endpoint"] == f"{oidc_server.issuer}/token"
+    code, out, err = run(tmp_path, "whoami")
+    assert code == 0 and "oidc:default/idp/ana" in out, err
+    # ana is in `data-engineers`, whose role reads catalog `default`.
+    code, out, err = run(tmp_path, "branch", "list")
+    assert code == 0 and "main" in out, err
+
+    # The access token lives 5 seconds; then the server refuses it and the CLI refreshes the
+    # pair at the provider (which rotates the refresh token) and saves it.
+    time.sleep(6)
+    code, out, err = run(tmp_path, "whoami")
+    assert code == 0 and "oidc:default/idp/ana" in out, err
+    refreshed = tomllib.loads((tmp_path / "profiles.toml").read_text())["profiles"]["default"]
+    assert refreshed["token"] != profile["token"]
+    assert refreshed["refresh-token"] != profile["refresh-token"]
+
+    # Logging out forgets the provider's tokens (the server cannot revoke them).
+    code, out, err = run(tmp_path, "logout")
+    assert code == 0 and "forgotten" in out, err
+    assert "token" not in tomllib.loads((tmp_path / "profiles.toml").read_text())["profiles"]["default"]
+
+
+def test_the_cli_names_what_is_missing_when_the_tenant_has_no_provider_for_people(oidc_server, tmp_path):
+    code, _, err = run(tmp_path, "login", "--server", oidc_server.url, "--oidc", "--tenant", "nowhere")
+    assert code != 0
+    assert "tenant `nowhere` has no identity provider" in err, err
+    code, _, err = run(tmp_path, "login", "--server", oidc_server.url, "--oidc", "--provider", "okta")
+    assert code != 0
+    assert "no identity provider named `okta`" in err and "it has: idp" in err, err
