@@ -67,12 +67,14 @@ async fn env(issuer: &str) -> common::secured::Secured {
                 client_id: "pangolin-cli".into(),
                 scopes: vec!["openid".into(), "offline_access".into()],
             }),
+            browser: None,
         },
         ProviderConfig {
             tenant: "globex".into(),
             name: "idp".into(),
             settings: settings("pangolin-globex"),
             cli: None,
+            browser: None,
         },
     ])
     .unwrap();
@@ -337,6 +339,7 @@ fn one_issuer_and_audience_serve_one_tenant() {
         name: "idp".into(),
         settings: IssuerSettings::new("https://idp.example.com", vec!["pangolin".into()]),
         cli: None,
+        browser: None,
     };
     let err = Providers::new(vec![config("acme"), config("globex")]).unwrap_err();
     assert!(err.contains("configured for tenants"), "{err}");

@@ -11,6 +11,7 @@ import subprocess
 import time
 import tomllib
 import types
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -50,7 +51,10 @@ def oidc_server(tmp_path_factory):
     # their refresh waits for one to be refused.
     settings = {"issuer": issuer, "audiences": ["pangolin"], "clock-skew-seconds": 0}
     cli = {"client-id": "pangolin-cli", "scopes": ["openid", "offline_access", "catalog"]}
-    providers.write_text(json.dumps([{"tenant": "default", "name": "idp", "settings": settings, "cli": cli}]))
+    ui = {"client-id": "pangolin-ui", "client-secret": "pangolin-ui-secret", "scopes": ["openid", "catalog"]}
+    providers.write_text(json.dumps([
+        {"tenant": "default", "name": "idp", "settings": settings, "cli": cli, "browser": ui}
+    ]))
     env = {"PANGOLIN_ROOT_PASSWORD": ROOT_PASSWORD}
     with open(folder / "pangolin.log", "w") as log:
         with _serve(["--oidc-providers", str(providers)], env=env, log=log, auth=True) as url:
@@ -179,3 +183,45 @@ def test_the_cli_names_what_is_missing_when_the_tenant_has_no_provider_for_peopl
     code, _, err = run(tmp_path, "login", "--server", oidc_server.url, "--oidc", "--provider", "okta")
     assert code != 0
     assert "no identity provider named `okta`" in err and "it has: idp" in err, err
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("PANGOLIN_TEST_DATABASE_URL")),
+    reason="the UI's sign-in does not depend on the backend: it runs once, in the SQLite pass",
+)
+def test_a_person_signs_in_to_the_ui_on_the_providers_page(oidc_server, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.delete_all_cookies()
+    browser.get(f"{oidc_server.url}/ui/login?next=/ui")
+    browser.find_element(By.ID, "provider-tenant").send_keys("default")
+    browser.find_element(By.CSS_SELECTOR, "#provider-sign-in button").click()
+    for _ in range(10):
+        time.sleep(0.3)
+        if browser.current_url.startswith(f"{oidc_server.url}/ui") and "/ui/login" not in browser.current_url:
+            break
+        fields = browser.find_elements(By.NAME, "login")
+        if fields:
+            fields[0].send_keys("ana")
+            browser.find_element(By.NAME, "password").send_keys("any-password")
+        buttons = browser.find_elements(By.CSS_SELECTOR, "button[type=submit]:not([name=abort])")
+        if buttons:
+            buttons[0].click()
+    assert browser.current_url == f"{oidc_server.url}/ui", browser.page_source[:2000]
+    assert "Signed in as oidc:default/idp/ana" in browser.page_source
+    # ana's group reads catalog `default`.
+    browser.get(f"{oidc_server.url}/ui/catalogs/default")
+    assert "main" in browser.page_source
+
+
+def test_the_uis_provider_sign_in_refuses_answers_it_did_not_ask_for(oidc_server):
+    def status(path):
+        try:
+            with urllib.request.urlopen(f"{oidc_server.url}{path}") as answer:
+                return answer.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    # No sign-in in flight in this client: a forged or replayed answer is refused.
+    assert status("/ui/login/oidc/callback?code=forged&state=forged") == 400
+    assert status("/ui/login/oidc?tenant=nowhere") == 404

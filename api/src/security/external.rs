@@ -34,6 +34,39 @@ pub struct ProviderConfig {
     /// (device authorization grant); without it the provider takes engines' tokens only.
     #[serde(default)]
     pub cli: Option<PublicClient>,
+    /// The provider's client through which the web UI signs people in (authorization code
+    /// grant with PKCE, redirected back to `/ui/login/oidc/callback`).
+    #[serde(default)]
+    pub browser: Option<BrowserClient>,
+}
+
+/// The web UI's client of the provider; its secret, if it has one, stays on the server.
+#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct BrowserClient {
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// What to ask the provider for; `openid` when absent.
+    #[serde(default = "default_browser_scopes")]
+    pub scopes: Vec<String>,
+}
+
+fn default_browser_scopes() -> Vec<String> {
+    vec!["openid".to_owned()]
+}
+
+impl std::fmt::Debug for BrowserClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserClient")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("scopes", &self.scopes)
+            .finish()
+    }
 }
 
 /// A public OAuth client of the provider (no secret: it runs on people's machines).
@@ -57,6 +90,7 @@ pub struct Provider {
     pub name: PrincipalName,
     pub issuer: Issuer,
     pub cli: Option<PublicClient>,
+    pub browser: Option<BrowserClient>,
 }
 
 /// The configured providers, by issuer.
@@ -117,6 +151,7 @@ impl Providers {
                 name,
                 issuer,
                 cli: config.cli,
+                browser: config.browser,
             });
             all.push(provider.clone());
             by_issuer
@@ -125,6 +160,11 @@ impl Providers {
                 .push(provider);
         }
         Ok(Self { by_issuer, all })
+    }
+
+    /// Whether any provider signs people in to the web UI.
+    pub fn signs_browsers_in(&self) -> bool {
+        self.all.iter().any(|p| p.browser.is_some())
     }
 
     /// The providers of `tenant`.
@@ -313,6 +353,7 @@ pub async fn list(
                 "name": p.name.as_str(),
                 "issuer": p.issuer.settings().issuer,
                 "cli": p.cli,
+                "browser": p.browser.is_some(),
             })
         })
         .collect();

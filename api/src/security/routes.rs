@@ -241,6 +241,9 @@ pub static ROUTES: &[Route] = &[
     route("GET", "/ui/login", "ui.login-form", Public),
     // The API's sign-in underneath audits every attempt.
     route("POST", "/ui/login", "ui.login", Public),
+    // The provider's sign-in underneath; the callback checks the token as every request does.
+    route("GET", "/ui/login/oidc", "ui.login-oidc-start", Public),
+    route("GET", "/ui/login/oidc/callback", "ui.login-oidc", Public),
     route("POST", "/ui/logout", "ui.logout", SignedIn),
     route(
         "GET",

@@ -11,6 +11,7 @@ pub mod catalogs;
 pub mod history;
 pub mod manage;
 pub mod merge;
+pub mod provider_sign_in;
 pub mod session;
 pub mod table;
 
@@ -67,6 +68,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/audit", get(audit::log))
         .route("/ui/audit/verify", get(audit::verify))
         .route("/ui/login", get(session::form).post(session::login))
+        .route("/ui/login/oidc", get(provider_sign_in::start))
+        .route("/ui/login/oidc/callback", get(provider_sign_in::callback))
         .route("/ui/logout", post(session::logout))
         .route("/ui/catalogs/{catalog}", get(catalogs::refs))
         .route("/ui/catalogs/{catalog}/refs", post(manage::create_ref))

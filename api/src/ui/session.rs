@@ -30,7 +30,7 @@ pub struct Session {
 }
 
 /// A cookie's value from the request.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(super) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -79,7 +79,7 @@ fn csrf_of(token: &str) -> String {
     hasher.finalize().to_hex()[..32].to_owned()
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -107,7 +107,7 @@ pub struct Next {
 }
 
 /// Only paths of the UI itself: a sign-in never sends the browser elsewhere.
-fn next_of(next: Option<&str>) -> String {
+pub(super) fn next_of(next: Option<&str>) -> String {
     next.filter(|n| n.starts_with("/ui") && !n.starts_with("//"))
         .unwrap_or("/ui")
         .to_owned()
@@ -126,6 +126,7 @@ pub async fn form(
         StatusCode::OK,
         &next_of(next.next.as_deref()),
         None,
+        state.security.external.signs_browsers_in(),
     )
 }
 
@@ -135,6 +136,7 @@ fn login_page(
     status: StatusCode,
     next: &str,
     problem: Option<&str>,
+    providers: bool,
 ) -> Response {
     let token = uuid::Uuid::new_v4().simple().to_string();
     let cookie = format!(
@@ -144,16 +146,25 @@ fn login_page(
     (
         status,
         [(header::SET_COOKIE, cookie)],
-        login_markup(next, &token, problem),
+        login_markup(next, &token, problem, providers),
     )
         .into_response()
 }
 
-fn login_markup(next: &str, token: &str, problem: Option<&str>) -> Markup {
+fn login_markup(next: &str, token: &str, problem: Option<&str>, providers: bool) -> Markup {
     page(
         &super::Chrome::default(),
         "Sign in",
         html! {
+            @if providers {
+                form #provider-sign-in method="get" action="/ui/login/oidc" {
+                    input type="hidden" name="next" value=(next);
+                    label for="provider-tenant" { "Tenant" }
+                    input #provider-tenant type="text" name="tenant" autocomplete="organization";
+                    p { button type="submit" { "Sign in through your identity provider" } }
+                }
+                p.muted { "Or with a Pangolin user or API key:" }
+            }
             @if let Some(problem) = problem { div.error role="alert" { p { (problem) } } }
             form method="post" action="/ui/login" {
                 input type="hidden" name="next" value=(next);
@@ -207,6 +218,16 @@ pub async fn login(
     Form(form): Form<SignIn>,
 ) -> Response {
     let next = next_of(Some(form.next.as_str()));
+    let providers = state.security.external.signs_browsers_in();
+    let refused = |headers: &HeaderMap, next: &str, problem: &str| {
+        login_page(
+            headers,
+            StatusCode::UNAUTHORIZED,
+            next,
+            Some(problem),
+            providers,
+        )
+    };
     let served = cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
     if served.is_empty() || !constant_time_eq(served.as_bytes(), form.login.as_bytes()) {
         return login_page(
@@ -214,6 +235,7 @@ pub async fn login(
             StatusCode::FORBIDDEN,
             &next,
             Some("This sign-in form expired or did not come from this server: sign in again."),
+            providers,
         );
     }
     let token = if !form.api_key.trim().is_empty() {
@@ -254,12 +276,8 @@ pub async fn login(
     ([(header::SET_COOKIE, cookie)], Redirect::to(&next)).into_response()
 }
 
-fn refused(headers: &HeaderMap, next: &str, problem: &str) -> Response {
-    login_page(headers, StatusCode::UNAUTHORIZED, next, Some(problem))
-}
-
 /// `; Secure` when the request came over TLS (through a proxy that says so).
-fn secure(headers: &HeaderMap) -> &'static str {
+pub(super) fn secure(headers: &HeaderMap) -> &'static str {
     let https = headers
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
