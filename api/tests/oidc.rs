@@ -345,6 +345,22 @@ fn one_issuer_and_audience_serve_one_tenant() {
     assert!(err.contains("configured for tenants"), "{err}");
     let err = Providers::new(vec![config("acme"), config("acme")]).unwrap_err();
     assert!(err.contains("two identity providers"), "{err}");
+    let mut no_client = config("acme");
+    no_client.browser = Some(
+        serde_json::from_value(serde_json::json!({"client-id": "", "client-secret": "s"})).unwrap(),
+    );
+    let err = Providers::new(vec![no_client]).unwrap_err();
+    assert!(
+        err.contains("its browser client needs a client id"),
+        "{err}"
+    );
+    let mut spaced = config("acme");
+    spaced.cli = Some(PublicClient {
+        client_id: "cli".into(),
+        scopes: vec!["openid offline_access".into()],
+    });
+    let err = Providers::new(vec![spaced]).unwrap_err();
+    assert!(err.contains("its cli client needs"), "{err}");
     let mut bad = config("acme");
     bad.name = "bad name".into();
     assert!(Providers::new(vec![bad]).is_err());

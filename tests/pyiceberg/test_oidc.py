@@ -4,6 +4,7 @@ passes a token of node-oidc-provider (scripts/test starts it; PANGOLIN_TEST_OIDC
 provider's page in a real browser, and the roles bound to the groups in those tokens decide
 what each may do."""
 
+import http.client
 import json
 import os
 import re
@@ -111,25 +112,27 @@ def run(config_dir, *args):
     return process.returncode, out, err
 
 
-def confirm_on_the_providers_page(browser, page, login):
-    """What the person does: open the page, confirm the code, sign in, allow the client."""
+def through_the_providers_pages(browser, login, done):
+    """What the person does on the provider's pages until `done()`: confirm, sign in as
+    `login` (any password), allow the client."""
     from selenium.webdriver.common.by import By
 
-    browser.get(page)
     for _ in range(10):
-        if "Sign-in Success" in browser.page_source:
+        if done():
             return
         fields = browser.find_elements(By.NAME, "login")
         if fields:
             fields[0].send_keys(login)
             browser.find_element(By.NAME, "password").send_keys("any-password")
         before = browser.current_url + str(len(browser.page_source))
-        browser.find_element(By.CSS_SELECTOR, "button[type=submit]:not([name=abort])").click()
+        buttons = browser.find_elements(By.CSS_SELECTOR, "button[type=submit]:not([name=abort])")
+        if buttons:
+            buttons[0].click()
         for _ in range(50):
             if browser.current_url + str(len(browser.page_source)) != before:
                 break
             time.sleep(0.1)
-    raise AssertionError(f"the provider's pages did not end in success: {browser.page_source[:2000]}")
+    assert done(), f"the provider's pages did not lead back: {browser.page_source[:2000]}"
 
 
 @pytest.mark.skipif(
@@ -147,7 +150,8 @@ def test_a_person_signs_in_from_the_cli_on_the_providers_page_and_is_refreshed_t
     page = re.search(r"^\s+(http\S+)$", text, re.M)
     assert page, text
     assert re.search(r"confirm the code [A-Z]{4}-[A-Z]{4}", text), text
-    confirm_on_the_providers_page(browser, page.group(1), "ana")
+    browser.get(page.group(1))
+    through_the_providers_pages(browser, "ana", lambda: "Sign-in Success" in browser.page_source)
     out, err = login.communicate(timeout=60)
     assert login.returncode == 0, err
     assert "as oidc:default/idp/ana" in out, out
@@ -196,17 +200,11 @@ def test_a_person_signs_in_to_the_ui_on_the_providers_page(oidc_server, browser)
     browser.get(f"{oidc_server.url}/ui/login?next=/ui")
     browser.find_element(By.ID, "provider-tenant").send_keys("default")
     browser.find_element(By.CSS_SELECTOR, "#provider-sign-in button").click()
-    for _ in range(10):
-        time.sleep(0.3)
-        if browser.current_url.startswith(f"{oidc_server.url}/ui") and "/ui/login" not in browser.current_url:
+    for _ in range(100):
+        if "/ui/login" not in browser.current_url:
             break
-        fields = browser.find_elements(By.NAME, "login")
-        if fields:
-            fields[0].send_keys("ana")
-            browser.find_element(By.NAME, "password").send_keys("any-password")
-        buttons = browser.find_elements(By.CSS_SELECTOR, "button[type=submit]:not([name=abort])")
-        if buttons:
-            buttons[0].click()
+        time.sleep(0.1)
+    through_the_providers_pages(browser, "ana", lambda: browser.current_url == f"{oidc_server.url}/ui")
     assert browser.current_url == f"{oidc_server.url}/ui", browser.page_source[:2000]
     assert "Signed in as oidc:default/idp/ana" in browser.page_source
     # ana's group reads catalog `default`.
@@ -225,3 +223,21 @@ def test_the_uis_provider_sign_in_refuses_answers_it_did_not_ask_for(oidc_server
     # No sign-in in flight in this client: a forged or replayed answer is refused.
     assert status("/ui/login/oidc/callback?code=forged&state=forged") == 400
     assert status("/ui/login/oidc?tenant=nowhere") == 404
+
+    # A sign-in in flight, answered with another state (a login-CSRF attempt): refused.
+    address = urllib.parse.urlsplit(oidc_server.url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
+    connection.request("GET", "/ui/login/oidc?tenant=default")
+    started = connection.getresponse()
+    started.read()
+    assert started.status == 303, started.status
+    location = urllib.parse.urlsplit(started.headers["location"])
+    asked = dict(urllib.parse.parse_qsl(location.query))
+    assert location.path == "/auth" and asked["code_challenge_method"] == "S256"
+    assert asked["redirect_uri"] == f"{oidc_server.url}/ui/login/oidc/callback"
+    flight = started.headers["set-cookie"].split(";")[0]
+    assert "HttpOnly" in started.headers["set-cookie"] and asked["state"] in flight
+    connection.request("GET", "/ui/login/oidc/callback?code=x&state=other", headers={"Cookie": flight})
+    answer = connection.getresponse()
+    body = answer.read().decode()
+    assert answer.status == 400 and "not for the sign-in this browser started" in body, body

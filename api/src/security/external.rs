@@ -137,14 +137,26 @@ impl Providers {
                     config.name, config.tenant
                 )
             })?;
-            if let Some(cli) = &config.cli
-                && (cli.client_id.is_empty() || cli.scopes.iter().any(|s| s.contains(' ')))
-            {
-                return Err(format!(
-                    "identity provider `{}` of tenant `{}`: its cli client needs a client id \
-                     and scopes without spaces",
-                    config.name, config.tenant
-                ));
+            let clients = [
+                (
+                    "cli",
+                    config.cli.as_ref().map(|c| (&c.client_id, &c.scopes)),
+                ),
+                (
+                    "browser",
+                    config.browser.as_ref().map(|c| (&c.client_id, &c.scopes)),
+                ),
+            ];
+            for (which, client) in clients {
+                if let Some((id, scopes)) = client
+                    && (id.is_empty() || scopes.iter().any(|s| s.is_empty() || s.contains(' ')))
+                {
+                    return Err(format!(
+                        "identity provider `{}` of tenant `{}`: its {which} client needs a \
+                         client id, and scopes without spaces",
+                        config.name, config.tenant
+                    ));
+                }
             }
             let provider = Arc::new(Provider {
                 tenant,
