@@ -68,6 +68,7 @@ async fn env(issuer: &str) -> common::secured::Secured {
                 scopes: vec!["openid".into(), "offline_access".into()],
             }),
             browser: None,
+            admin_groups: Vec::new(),
         },
         ProviderConfig {
             tenant: "globex".into(),
@@ -75,6 +76,7 @@ async fn env(issuer: &str) -> common::secured::Secured {
             settings: settings("pangolin-globex"),
             cli: None,
             browser: None,
+            admin_groups: Vec::new(),
         },
     ])
     .unwrap();
@@ -130,8 +132,11 @@ async fn a_tenants_providers_are_listed_before_sign_in_and_config_points_at_thei
     let (status, body) = anonymous(list("nowhere")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["providers"], serde_json::json!([]));
-    let (status, _) = anonymous("/api/v1/auth/providers".to_owned()).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // No tenant: the root scope's, of which this server has none.
+    let (status, body) = anonymous("/api/v1/auth/providers".to_owned()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["tenant"], Value::Null, "{body}");
+    assert_eq!(body["providers"], serde_json::json!([]));
     let (status, _) = anonymous(list("no%20such")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 
@@ -340,9 +345,24 @@ fn one_issuer_and_audience_serve_one_tenant() {
         settings: IssuerSettings::new("https://idp.example.com", vec!["pangolin".into()]),
         cli: None,
         browser: None,
+        admin_groups: Vec::new(),
     };
     let err = Providers::new(vec![config("acme"), config("globex")]).unwrap_err();
     assert!(err.contains("configured for tenants"), "{err}");
+    let err = Providers::new(vec![config("acme"), config("~")]).unwrap_err();
+    assert!(err.contains("configured for tenants"), "{err}");
+    // A root-scope provider signs in administrators; without admin groups no one could act.
+    let err = Providers::new(vec![config("~")]).unwrap_err();
+    assert!(err.contains("needs `admin-groups`"), "{err}");
+    let mut root = config("~");
+    root.admin_groups = vec!["ops".into()];
+    let providers = Providers::new(vec![root]).unwrap();
+    assert_eq!(providers.of_scope("~").count(), 1);
+    assert!(providers.of_principal("oidc:~/idp/ana").is_some());
+    let mut empty = config("acme");
+    empty.admin_groups = vec![String::new()];
+    let err = Providers::new(vec![empty]).unwrap_err();
+    assert!(err.contains("an admin group needs a name"), "{err}");
     let err = Providers::new(vec![config("acme"), config("acme")]).unwrap_err();
     assert!(err.contains("two identity providers"), "{err}");
     let mut no_client = config("acme");
@@ -364,4 +384,197 @@ fn one_issuer_and_audience_serve_one_tenant() {
     let mut bad = config("acme");
     bad.name = "bad name".into();
     assert!(Providers::new(vec![bad]).is_err());
+}
+
+/// A provider of the root scope whose group `data-engineers` is root, and in which nobody
+/// else may do anything; tenant `acme` has its own administrator, `boss`.
+async fn root_env(issuer: &str) -> common::secured::Secured {
+    let providers = Providers::new(vec![ProviderConfig {
+        tenant: "~".into(),
+        name: "corp".into(),
+        settings: IssuerSettings::new(issuer, vec!["pangolin".to_owned()]),
+        cli: None,
+        browser: None,
+        admin_groups: vec!["data-engineers".into()],
+    }])
+    .unwrap();
+    secured_with(
+        &[("acme", "boss", true)],
+        Vec::new(),
+        Arc::new(SystemClock),
+        providers,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_root_scope_providers_admin_groups_are_root_and_its_other_principals_may_do_nothing() {
+    let Some(issuer) = provider() else { return };
+    let _one = PROVIDER.lock().await;
+    let env = root_env(&issuer).await;
+    let app = &env.app;
+    let (status, _, body) = send(app, Method::GET, "/api/v1/auth/providers", None, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["providers"][0]["name"], "corp", "{body}");
+
+    // A member of the admin group is root: of no tenant, acting in the one it names.
+    let engine = token(&issuer, "engine").await;
+    let acme = [("x-pangolin-tenant", "acme")];
+    let (status, me) = send_as(app, &engine, Method::GET, "/api/v1/whoami", None, &acme).await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!(me["principal"], "oidc:~/corp/engine");
+    assert_eq!(me["admin"], true, "{me}");
+    assert_eq!(me["acting-tenant"], "acme");
+    let (status, body) = send_as(app, &engine, Method::GET, "/api/v1/tenants", None, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let create = Some(r#"{"namespace": ["ops"]}"#.to_owned());
+    let namespaces = "/v1/lake/namespaces";
+    let (status, body) = send_as(app, &engine, Method::POST, namespaces, create, &acme).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Anyone else the provider signs in may do nothing, anywhere.
+    let nobody = token(&issuer, "nobody").await;
+    let (status, me) = send_as(app, &nobody, Method::GET, "/api/v1/whoami", None, &acme).await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!(me["admin"], false, "{me}");
+    for uri in ["/api/v1/tenants", namespaces] {
+        let (status, body) = send_as(app, &nobody, Method::GET, uri, None, &acme).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{uri}: {body}");
+    }
+
+    // Root sees the root scope's principals; a tenant's admin sees none of them.
+    let (_, root) = sign_in(app, None, "root", ROOT_PASSWORD).await;
+    let root = root["access_token"].as_str().unwrap().to_owned();
+    let roots = "/api/v1/external-principals?scope=root";
+    let (status, list) = send_as(app, &root, Method::GET, roots, None, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let mut ids: Vec<&str> = list["principals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["oidc:~/corp/engine", "oidc:~/corp/nobody"], "{list}");
+    let (status, list) = send_as(
+        app,
+        &root,
+        Method::GET,
+        "/api/v1/external-principals",
+        None,
+        &acme,
+    )
+    .await;
+    assert_eq!(list["principals"], serde_json::json!([]), "{status} {list}");
+    let (status, _) = send_as(
+        app,
+        &root,
+        Method::GET,
+        "/api/v1/external-principals?scope=elsewhere",
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (_, boss) = sign_in(app, Some("acme"), "boss", common::secured::PASSWORD).await;
+    let boss = boss["access_token"].as_str().unwrap().to_owned();
+    let (status, body) = send_as(app, &boss, Method::GET, roots, None, &[]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let engine_uri = "/api/v1/external-principals/oidc%3A~%2Fcorp%2Fengine";
+    let (status, _) = send_as(app, &boss, Method::GET, engine_uri, None, &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = send_as(app, &root, Method::GET, engine_uri, None, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["groups"][0], "data-engineers");
+
+    // Root disables it: its tokens are refused however valid, until it is enabled again.
+    let disabled = format!("{engine_uri}/disabled");
+    let off = Some(r#"{"disabled": true}"#.to_owned());
+    let (status, _) = send_as(app, &boss, Method::PUT, &disabled, off.clone(), &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = send_as(app, &root, Method::PUT, &disabled, off, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send_as(app, &engine, Method::GET, "/api/v1/tenants", None, &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+
+    // Sign-ins are audited in the root scope, saying who came in as an administrator.
+    let (status, audit) = send_as(
+        app,
+        &root,
+        Method::GET,
+        "/api/v1/audit?page-size=1000",
+        None,
+        &[("x-pangolin-tenant", "~")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{audit}");
+    let admin_of = |who: &str| {
+        audit["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["action"] == "auth.external" && e["principal"] == who)
+            .map(|e| e["details"]["admin"].clone())
+    };
+    assert_eq!(
+        admin_of("oidc:~/corp/engine"),
+        Some(Value::from("true")),
+        "{audit}"
+    );
+    assert_eq!(admin_of("oidc:~/corp/nobody"), Some(Value::from("false")));
+}
+
+#[tokio::test]
+async fn a_tenant_providers_admin_groups_make_admins_of_that_tenant_only() {
+    let Some(issuer) = provider() else { return };
+    let _one = PROVIDER.lock().await;
+    let providers = Providers::new(vec![ProviderConfig {
+        tenant: "acme".into(),
+        name: "idp".into(),
+        settings: IssuerSettings::new(&issuer, vec!["pangolin".to_owned()]),
+        cli: None,
+        browser: None,
+        admin_groups: vec!["analysts".into()],
+    }])
+    .unwrap();
+    let env = secured_with(&[], Vec::new(), Arc::new(SystemClock), providers).await;
+    let app = &env.app;
+    let analyst = token(&issuer, "analyst").await;
+    let (_, me) = send_as(app, &analyst, Method::GET, "/api/v1/whoami", None, &[]).await;
+    assert_eq!(me["admin"], true, "{me}");
+    assert_eq!(me["acting-tenant"], "acme");
+    let create = Some(r#"{"namespace": ["finance"]}"#.to_owned());
+    let namespaces = "/v1/lake/namespaces";
+    let (status, body) = send_as(app, &analyst, Method::POST, namespaces, create, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send_as(
+        app,
+        &analyst,
+        Method::GET,
+        "/api/v1/external-principals",
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // An admin of its tenant, not root: no header moves it into another tenant (globex's
+    // catalog `secret` is sought in acme, which has none), and root's listings stay closed.
+    let globex = [("x-pangolin-tenant", "globex")];
+    let (status, body) = send_as(
+        app,
+        &analyst,
+        Method::GET,
+        "/v1/secret/namespaces",
+        None,
+        &globex,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    for uri in ["/api/v1/tenants", "/api/v1/external-principals?scope=root"] {
+        let (status, body) = send_as(app, &analyst, Method::GET, uri, None, &[]).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{uri}: {body}");
+    }
+    let engine = token(&issuer, "engine").await;
+    let (_, me) = send_as(app, &engine, Method::GET, "/api/v1/whoami", None, &[]).await;
+    assert_eq!(me["admin"], false, "{me}");
 }

@@ -276,8 +276,14 @@ fn principal_ids_name_their_tenant() {
     assert_eq!(principal_id_tenant("user:root").unwrap(), None);
     assert!(principal_id_tenant("acme/ana").is_err());
     assert!(principal_id_tenant("group:acme/x").is_err());
+    assert_eq!(
+        principal_id_tenant("group:acme/okta/eng").unwrap(),
+        Some("acme")
+    );
+    assert_eq!(principal_id_tenant("oidc:~/corp/ops").unwrap(), None);
+    assert_eq!(principal_id_tenant("group:~/corp/admins").unwrap(), None);
     assert!(principal_id_tenant("user:/ana").is_err());
-    // People and groups of an identity provider: always of a tenant, the rest taken as is.
+    // People and groups of an identity provider: of a tenant or `~`, the rest taken as is.
     assert_eq!(
         principal_id_tenant("oidc:acme/okta/00u1%2Fab").unwrap(),
         Some("acme")

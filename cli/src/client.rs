@@ -321,7 +321,9 @@ impl Client {
                 id: &oidc.client_id,
                 secret: None,
             };
-            let http = pangolin_oidc::http_client();
+            let http = pangolin_oidc::http_client().map_err(|e| {
+                CliError::server(format!("refreshing the sign-in of {}: {e}", oidc.issuer))
+            })?;
             match pangolin_oidc::refresh(&http, &oidc.token_endpoint, client, &refresh).await {
                 Ok(answer) => Tokens {
                     access: answer.access_token,

@@ -19,6 +19,7 @@ use crate::secret;
         "printf '%s\\n' \"$PASSWORD\" | pangolin login --user ana --tenant acme --password-stdin",
         "pangolin login --server http://lake.internal:8080 --api-key \"$PANGOLIN_API_KEY\"",
         "pangolin login --server http://lake.internal:8080 --tenant acme --oidc",
+        "pangolin login --server http://lake.internal:8080 --oidc --root --profile ops",
         "pangolin login --server http://127.0.0.1:8080    # a server run with --no-auth",
         "pangolin branch list --profile acme",
     ],
@@ -29,6 +30,7 @@ use crate::secret;
      PANGOLIN_PASSWORD. Leave out --tenant to sign in as a root-scope user such as `root`.\n\
      With --api-key (or PANGOLIN_API_KEY), a service user's key is checked and saved.\n\
      With --oidc, signs in through the tenant's identity provider (--tenant, else `default`;\n\
+     --root for a provider of the root scope, which signs in the deployment's administrators;\n\
      --provider when it has several): open the page shown, in any browser, and confirm the\n\
      code; the provider's tokens are kept and refreshed at the provider.\n\
      \n\
@@ -55,6 +57,9 @@ pub(crate) struct LoginArgs {
     /// The identity provider to sign in through, when the tenant has several.
     #[arg(long, requires = "oidc", value_name = "NAME")]
     provider: Option<String>,
+    /// With --oidc: sign in through an identity provider of the root scope, not a tenant's.
+    #[arg(long, requires = "oidc", conflicts_with = "tenant")]
+    root: bool,
     /// A bearer token sent with every request of this profile.
     #[arg(
         long,
@@ -156,7 +161,10 @@ pub(crate) async fn run(args: LoginArgs) -> Result<()> {
         }
         Credential::Oidc { provider } => {
             let client = Client::new(&settings)?;
-            let tenant = tenant.as_deref().unwrap_or(profile::DEFAULT_TENANT);
+            let tenant = match (args.root, tenant.as_deref()) {
+                (true, _) => None,
+                (false, tenant) => Some(tenant.unwrap_or(profile::DEFAULT_TENANT)),
+            };
             let (tokens, session) =
                 crate::login_oidc::sign_in(&client, tenant, provider.as_deref()).await?;
             settings.oidc = Some(session);

@@ -30,23 +30,28 @@ struct Listing {
     providers: Vec<Listed>,
 }
 
-/// Signs in through `tenant`'s provider `wanted` (or its only one people sign in through),
-/// printing the provider's page and code to standard error.
+/// Signs in through `tenant`'s provider `wanted` (or its only one people sign in through;
+/// without a tenant, the root scope's), printing the provider's page and code to standard
+/// error.
 pub(crate) async fn sign_in(
     client: &Client,
-    tenant: &str,
+    tenant: Option<&str>,
     wanted: Option<&str>,
 ) -> Result<(Tokens, OidcSession)> {
-    let request = Request::api(Method::GET, &["auth", "providers"]).query("tenant", tenant);
+    let mut request = Request::api(Method::GET, &["auth", "providers"]);
+    if let Some(tenant) = tenant {
+        request = request.query("tenant", tenant);
+    }
+    let whose = whose(tenant);
     let answer = client.send_as(&request, None).await?;
     if !answer.status.is_success() {
         return Err(status_error(&answer));
     }
     let listing: Listing = serde_json::from_value(answer.body.clone())
         .map_err(|e| CliError::server(format!("the server's list of identity providers: {e}")))?;
-    let (provider, cli) = choose(listing.providers, tenant, wanted)?;
-    let http = pangolin_oidc::http_client();
+    let (provider, cli) = choose(listing.providers, &whose, wanted)?;
     let unavailable = |e: &dyn std::fmt::Display| CliError::server(e.to_string());
+    let http = pangolin_oidc::http_client().map_err(|e| unavailable(&e))?;
     let discovery = pangolin_oidc::discover(&http, &provider.issuer)
         .await
         .map_err(|e| unavailable(&e))?;
@@ -72,7 +77,7 @@ pub(crate) async fn sign_in(
         .as_deref()
         .unwrap_or(&device.verification_uri);
     eprintln!(
-        "To sign in to tenant `{tenant}` through {} ({}), open\n\n    {page}\n\nin a browser \
+        "To sign in to {whose} through {} ({}), open\n\n    {page}\n\nin a browser \
          and confirm the code {}.",
         provider.name, provider.issuer, device.user_code
     );
@@ -108,10 +113,15 @@ fn refused(provider: &Listed, error: &pangolin_oidc::FlowError) -> CliError {
     }
 }
 
-/// The provider to sign in through, with its client for people.
+/// How the scope signed in to is named in messages.
+fn whose(tenant: Option<&str>) -> String {
+    tenant.map_or_else(|| "the root scope".to_owned(), |t| format!("tenant `{t}`"))
+}
+
+/// The provider to sign in through, with its client for people; `whose` names the scope.
 fn choose(
     providers: Vec<Listed>,
-    tenant: &str,
+    whose: &str,
     wanted: Option<&str>,
 ) -> Result<(Listed, ListedClient)> {
     let names: Vec<String> = providers
@@ -126,7 +136,7 @@ fn choose(
         None if names.is_empty() => None,
         None => {
             return Err(CliError::usage(format!(
-                "tenant `{tenant}` signs in through several identity providers; choose one \
+                "{whose} signs in through several identity providers; choose one \
                  with --provider: {}",
                 names.join(", ")
             )));
@@ -139,7 +149,7 @@ fn choose(
             names.join(", ")
         };
         return Err(CliError::not_found(format!(
-            "tenant `{tenant}` has no identity provider {}that people sign in through from \
+            "{whose} has no identity provider {}that people sign in through from \
              here (the server's configuration names a `cli` client for those); it has: {known}",
             wanted.map(|w| format!("named `{w}` ")).unwrap_or_default()
         )));

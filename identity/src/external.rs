@@ -2,9 +2,11 @@
 //! on first sign-in (just in time) so an administrator can see who signed in and disable
 //! them, which refuses their tokens however valid the provider says they are.
 //!
-//! Ids are `oidc:<tenant>/<provider>/<subject>` and, for their groups,
-//! `group:<tenant>/<provider>/<group>`, with `%`, `/`, spaces and control characters of the
-//! subject or group percent-encoded. Records are keyed by a hash of the subject (`layout.rs`).
+//! Ids are `oidc:<scope>/<provider>/<subject>` and, for their groups,
+//! `group:<scope>/<provider>/<group>`, with `%`, `/`, spaces and control characters of the
+//! subject or group percent-encoded; the scope is a tenant's name or `~` for a provider of the
+//! root scope, whose principals belong to no tenant. Records are keyed by a hash of the subject
+//! (`layout.rs`).
 
 use pangolin_store::Timestamp;
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
@@ -13,27 +15,23 @@ use serde::{Deserialize, Serialize};
 use crate::docs::{Change, StoreError, key};
 use crate::identity::Identity;
 use crate::layout;
-use crate::names::{PrincipalName, TenantName};
+use crate::names::{PrincipalName, Scope};
 
 /// What a subject or group name may not carry as is inside a principal id.
 const ID_PART: &AsciiSet = &CONTROLS.add(b'%').add(b'/').add(b' ');
 
-/// The id of the person `subject` of `provider` in `tenant`.
-pub fn external_principal_id(
-    tenant: &TenantName,
-    provider: &PrincipalName,
-    subject: &str,
-) -> String {
+/// The id of the person `subject` of `provider` in `scope`.
+pub fn external_principal_id(scope: &Scope, provider: &PrincipalName, subject: &str) -> String {
     format!(
-        "oidc:{tenant}/{provider}/{}",
+        "oidc:{scope}/{provider}/{}",
         utf8_percent_encode(subject, ID_PART)
     )
 }
 
-/// The id of the group `group` of `provider` in `tenant`.
-pub fn external_group_id(tenant: &TenantName, provider: &PrincipalName, group: &str) -> String {
+/// The id of the group `group` of `provider` in `scope`.
+pub fn external_group_id(scope: &Scope, provider: &PrincipalName, group: &str) -> String {
     format!(
-        "group:{tenant}/{provider}/{}",
+        "group:{scope}/{provider}/{}",
         utf8_percent_encode(group, ID_PART)
     )
 }
@@ -42,9 +40,10 @@ pub fn external_group_id(tenant: &TenantName, provider: &PrincipalName, group: &
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct ExternalPrincipal {
-    /// `oidc:<tenant>/<provider>/<subject>`.
+    /// `oidc:<scope>/<provider>/<subject>`.
     pub id: String,
-    pub tenant: TenantName,
+    /// The tenant of its provider, or the root scope.
+    pub scope: Scope,
     pub provider: PrincipalName,
     pub subject: String,
     pub username: Option<String>,
@@ -60,7 +59,7 @@ pub struct ExternalPrincipal {
 /// What a verified token says about its bearer.
 #[derive(Debug, Clone, Copy)]
 pub struct ExternalSignIn<'a> {
-    pub tenant: &'a TenantName,
+    pub scope: &'a Scope,
     pub provider: &'a PrincipalName,
     pub subject: &'a str,
     pub username: Option<&'a str>,
@@ -100,7 +99,7 @@ pub enum UpdateExternalError {
     Store(#[from] StoreError),
 }
 
-/// A page of a tenant's external principals, in key order.
+/// A page of a scope's external principals, in key order.
 #[derive(Debug, Clone)]
 pub struct ExternalPage {
     pub principals: Vec<ExternalPrincipal>,
@@ -108,20 +107,20 @@ pub struct ExternalPage {
     pub next_after: Option<String>,
 }
 
-/// The tenant, provider and subject of an `oidc:` id.
-fn parse_id(id: &str) -> Option<(TenantName, PrincipalName, String)> {
+/// The scope, provider and subject of an `oidc:` id.
+fn parse_id(id: &str) -> Option<(Scope, PrincipalName, String)> {
     let mut parts = id.strip_prefix("oidc:")?.splitn(3, '/');
-    let tenant = TenantName::new(parts.next()?).ok()?;
+    let scope = Scope::from_segment(parts.next()?).ok()?;
     let provider = PrincipalName::new(parts.next()?).ok()?;
     let subject = percent_decode_str(parts.next()?).decode_utf8().ok()?;
-    (!subject.is_empty()).then(|| (tenant, provider, subject.into_owned()))
+    (!subject.is_empty()).then(|| (scope, provider, subject.into_owned()))
 }
 
 impl ExternalDoc {
-    fn principal(self, tenant: &TenantName, provider: &PrincipalName) -> ExternalPrincipal {
+    fn principal(self, scope: &Scope, provider: &PrincipalName) -> ExternalPrincipal {
         ExternalPrincipal {
-            id: external_principal_id(tenant, provider, &self.subject),
-            tenant: tenant.clone(),
+            id: external_principal_id(scope, provider, &self.subject),
+            scope: scope.clone(),
             provider: provider.clone(),
             subject: self.subject,
             username: self.username,
@@ -143,7 +142,7 @@ impl Identity {
         sign_in: ExternalSignIn<'_>,
         touch: bool,
     ) -> Result<ExternalPrincipal, ExternalSignInError> {
-        let key = layout::external(sign_in.tenant, sign_in.provider, sign_in.subject)?;
+        let key = layout::external(sign_in.scope, sign_in.provider, sign_in.subject)?;
         let now = self.now();
         let fresh = || ExternalDoc {
             subject: sign_in.subject.to_owned(),
@@ -178,7 +177,7 @@ impl Identity {
                 Some(Ok(doc)) => break doc,
                 Some(Err(())) => {
                     let id =
-                        external_principal_id(sign_in.tenant, sign_in.provider, sign_in.subject);
+                        external_principal_id(sign_in.scope, sign_in.provider, sign_in.subject);
                     return Err(ExternalSignInError::Disabled(id));
                 }
                 // First sign-in; a concurrent first sign-in may win the create, then update.
@@ -190,7 +189,7 @@ impl Identity {
                 }
             }
         };
-        Ok(doc.principal(sign_in.tenant, sign_in.provider))
+        Ok(doc.principal(sign_in.scope, sign_in.provider))
     }
 
     /// The external principal `id`, if it ever signed in.
@@ -198,11 +197,11 @@ impl Identity {
         &self,
         id: &str,
     ) -> Result<ExternalPrincipal, UpdateExternalError> {
-        let (tenant, provider, subject) =
+        let (scope, provider, subject) =
             parse_id(id).ok_or_else(|| UpdateExternalError::BadId(id.to_owned()))?;
-        let key = layout::external(&tenant, &provider, &subject)?;
+        let key = layout::external(&scope, &provider, &subject)?;
         match self.docs().get::<ExternalDoc>(&key).await? {
-            Some(doc) => Ok(doc.value.principal(&tenant, &provider)),
+            Some(doc) => Ok(doc.value.principal(&scope, &provider)),
             None => Err(UpdateExternalError::NotFound(id.to_owned())),
         }
     }
@@ -213,9 +212,9 @@ impl Identity {
         id: &str,
         disabled: bool,
     ) -> Result<ExternalPrincipal, UpdateExternalError> {
-        let (tenant, provider, subject) =
+        let (scope, provider, subject) =
             parse_id(id).ok_or_else(|| UpdateExternalError::BadId(id.to_owned()))?;
-        let key = layout::external(&tenant, &provider, &subject)?;
+        let key = layout::external(&scope, &provider, &subject)?;
         let updated = self
             .docs()
             .update(&key, |mut doc: ExternalDoc| {
@@ -227,19 +226,19 @@ impl Identity {
             })
             .await?;
         match updated {
-            Some(Ok(doc)) => Ok(doc.principal(&tenant, &provider)),
+            Some(Ok(doc)) => Ok(doc.principal(&scope, &provider)),
             _ => Err(UpdateExternalError::NotFound(id.to_owned())),
         }
     }
 
-    /// Up to `limit` external principals of `tenant` after the page token `after`.
+    /// Up to `limit` external principals of `scope` after the page token `after`.
     pub async fn list_external_principals(
         &self,
-        tenant: &TenantName,
+        scope: &Scope,
         after: Option<&str>,
         limit: usize,
     ) -> Result<ExternalPage, StoreError> {
-        let prefix = layout::externals(tenant);
+        let prefix = layout::externals(scope);
         let after = after.map(|a| key(format!("{prefix}{a}"))).transpose()?;
         let (docs, next) = self
             .docs()
@@ -255,7 +254,7 @@ impl Identity {
             let Some(provider) = provider else {
                 continue;
             };
-            principals.push(doc.value.principal(tenant, &provider));
+            principals.push(doc.value.principal(scope, &provider));
         }
         let next_after = next.and_then(|k| k.as_str().strip_prefix(&prefix).map(str::to_owned));
         Ok(ExternalPage {
@@ -271,19 +270,23 @@ mod tests {
 
     #[test]
     fn ids_encode_what_would_break_them_and_parse_back() {
-        let tenant = TenantName::new("acme").unwrap();
+        let tenant = Scope::tenant("acme").unwrap();
         let provider = PrincipalName::new("okta").unwrap();
         let id = external_principal_id(&tenant, &provider, "auth0|a/b c%");
         assert_eq!(id, "oidc:acme/okta/auth0|a%2Fb%20c%25");
         let (t, p, s) = parse_id(&id).unwrap();
         assert_eq!(
-            (t.as_str(), p.as_str(), s.as_str()),
+            (t.segment(), p.as_str(), s.as_str()),
             ("acme", "okta", "auth0|a/b c%")
         );
         assert_eq!(
             external_group_id(&tenant, &provider, "data engineers"),
             "group:acme/okta/data%20engineers"
         );
+        let root = external_principal_id(&Scope::Root, &provider, "ops");
+        assert_eq!(root, "oidc:~/okta/ops");
+        assert_eq!(parse_id(&root).unwrap().0, Scope::Root);
+        assert!(parse_id("oidc:a~b/okta/ops").is_none());
         assert!(parse_id("user:acme/ana").is_none());
         assert!(parse_id("oidc:acme/okta/").is_none());
         assert!(parse_id("oidc:acme").is_none());

@@ -10,7 +10,7 @@
 //! | `identity/api-keys/<key id>` | an API key (hash of its secret, owner, dates) |
 //! | `identity/service-keys/<tenant>/<name>/<key id>` | index: the keys of a service user |
 //! | `identity/revoked-tokens/<jti>` | a revoked token, kept until it would have expired |
-//! | `identity/external/<tenant>/<provider>/<blake3 of subject>` | a principal of an identity provider |
+//! | `identity/external/<scope>/<provider>/<blake3 of subject>` | a principal of an identity provider |
 
 use pangolin_records::RecordKey;
 
@@ -54,18 +54,18 @@ pub(crate) fn service_key(
     key(format!("{}{id}", service_keys(tenant, name)))
 }
 
-pub(crate) fn externals(tenant: &TenantName) -> String {
-    format!("identity/external/{tenant}/")
+pub(crate) fn externals(scope: &Scope) -> String {
+    format!("identity/external/{scope}/")
 }
 
 /// A subject may hold any character; its hash is always a valid key segment.
 pub(crate) fn external(
-    tenant: &TenantName,
+    scope: &Scope,
     provider: &PrincipalName,
     subject: &str,
 ) -> Result<RecordKey, StoreError> {
     let hash = blake3::hash(subject.as_bytes()).to_hex();
-    key(format!("{}{provider}/{hash}", externals(tenant)))
+    key(format!("{}{provider}/{hash}", externals(scope)))
 }
 
 pub(crate) fn revoked_tokens() -> &'static str {

@@ -135,13 +135,13 @@ pub fn authorization_url(
 }
 
 /// A client for the provider's endpoints: bounded time, no redirects (a token endpoint that
-/// redirects is not one to send secrets after).
-pub fn http_client() -> reqwest::Client {
+/// redirects is not one to send secrets after). Fails only when the machine's TLS setup cannot
+/// be loaded; a default client would follow redirects, so none is made instead.
+pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
     reqwest::Client::builder()
         .timeout(FETCH_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .unwrap_or_default()
 }
 
 /// The OAuth error body (RFC 6749 section 5.2).

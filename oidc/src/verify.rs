@@ -6,7 +6,7 @@ use jsonwebtoken::Validation;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::discovery::{Discovery, FETCH_TIMEOUT, FetchError, discover};
+use crate::discovery::{Discovery, FetchError, discover};
 use crate::jwks::{KeyError, KeySet};
 use crate::settings::{IssuerSettings, SettingsError};
 
@@ -56,12 +56,9 @@ impl Issuer {
     /// An issuer with valid `settings`. Reaches nothing yet.
     pub fn new(settings: IssuerSettings) -> Result<Self, SettingsError> {
         settings.validate()?;
-        let http = reqwest::Client::builder()
-            .timeout(FETCH_TIMEOUT)
-            // The documents say where to go; a redirect elsewhere is not followed.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|_| SettingsError::Issuer(settings.issuer.clone()))?;
+        // The documents say where to go; a redirect elsewhere is not followed.
+        let http =
+            crate::http_client().map_err(|_| SettingsError::Issuer(settings.issuer.clone()))?;
         let keys = KeySet::new(settings.keys_max_age(), settings.keys_refetch());
         Ok(Self {
             settings,
@@ -73,6 +70,11 @@ impl Issuer {
 
     pub fn settings(&self) -> &IssuerSettings {
         &self.settings
+    }
+
+    /// The client this issuer's documents are fetched with, for its other endpoints.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
     }
 
     /// The discovery document, fetched on first use (a failure is not kept: the next call

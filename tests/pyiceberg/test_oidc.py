@@ -36,16 +36,21 @@ def idp_token(issuer, client):
         return json.load(r)["access_token"]
 
 
-@pytest.fixture(scope="module")
-def oidc_server(tmp_path_factory):
-    """A server whose default tenant takes the provider's tokens for audience `pangolin`, where
-    the group `data-engineers` may read, write and create in catalog `default`."""
+def oidc_issuer():
     issuer = os.environ.get("PANGOLIN_TEST_OIDC_ISSUER")
     if not issuer:
         reason = "no OpenID Connect provider: set PANGOLIN_TEST_OIDC_ISSUER (scripts/test starts one)"
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI needs the sign-in tests: {reason}")
         pytest.skip(reason)
+    return issuer
+
+
+@pytest.fixture(scope="module")
+def oidc_server(tmp_path_factory):
+    """A server whose default tenant takes the provider's tokens for audience `pangolin`, where
+    the group `data-engineers` may read, write and create in catalog `default`."""
+    issuer = oidc_issuer()
     folder = tmp_path_factory.mktemp("oidc")
     providers = folder / "providers.json"
     # No clock skew: the provider's tokens for `pangolin-cli` live 5 seconds, and the test of
@@ -241,3 +246,70 @@ def test_the_uis_provider_sign_in_refuses_answers_it_did_not_ask_for(oidc_server
     answer = connection.getresponse()
     body = answer.read().decode()
     assert answer.status == 400 and "not for the sign-in this browser started" in body, body
+
+
+@pytest.fixture(scope="module")
+def root_scope_server(tmp_path_factory):
+    """A server whose identity provider is of the root scope: members of `data-engineers` are
+    root, everyone else it signs in may do nothing."""
+    issuer = oidc_issuer()
+    folder = tmp_path_factory.mktemp("oidc-root")
+    providers = folder / "providers.json"
+    settings = {"issuer": issuer, "audiences": ["pangolin"]}
+    providers.write_text(json.dumps([{
+        "tenant": "~", "name": "corp", "settings": settings,
+        "cli": {"client-id": "pangolin-cli"}, "admin-groups": ["data-engineers"],
+    }]))
+    env = {"PANGOLIN_ROOT_PASSWORD": ROOT_PASSWORD}
+    with open(folder / "pangolin.log", "w") as log:
+        with _serve(["--oidc-providers", str(providers)], env=env, log=log, auth=True) as url:
+            yield types.SimpleNamespace(url=url, issuer=issuer)
+
+
+def test_a_root_scope_providers_admin_group_is_root_and_its_other_principals_may_do_nothing(root_scope_server):
+    url = root_scope_server.url
+    engine = idp_token(root_scope_server.issuer, "engine")
+    me = request(url, "GET", "/api/v1/whoami", engine)
+    assert me["principal"] == "oidc:~/corp/engine" and me["root"] is True, me
+    # As root it makes what a tenant's administrator could not: a tenant.
+    request(url, "POST", "/api/v1/tenants", engine, {"name": f"t{uuid.uuid4().hex[:8]}"})
+    catalog = RestCatalog("root", uri=url, warehouse="default", token=engine)
+    catalog.create_namespace(f"ops_{uuid.uuid4().hex[:8]}")
+
+    nobody = idp_token(root_scope_server.issuer, "nobody")
+    assert request(url, "GET", "/api/v1/whoami", nobody)["root"] is False
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        request(url, "GET", "/api/v1/tenants", nobody)
+    assert refused.value.code == 403
+    with pytest.raises(ForbiddenError):
+        RestCatalog("nobody", uri=url, warehouse="default", token=nobody).list_namespaces()
+
+    root = login(types.SimpleNamespace(url=url, root_password=ROOT_PASSWORD))["access_token"]
+    listed = request(url, "GET", "/api/v1/external-principals?scope=root", root)
+    assert {p["id"] for p in listed["principals"]} == {"oidc:~/corp/engine", "oidc:~/corp/nobody"}
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("PANGOLIN_TEST_DATABASE_URL")),
+    reason="the CLI's sign-in does not depend on the backend: it runs once, in the SQLite pass",
+)
+def test_an_administrator_signs_in_as_root_from_the_cli_through_the_root_scopes_provider(root_scope_server, browser, tmp_path):
+    url = root_scope_server.url
+    code, _, err = run(tmp_path, "login", "--server", url, "--oidc")
+    assert code != 0 and "tenant `default` has no identity provider" in err, err
+    login = pangolin(tmp_path, "login", "--server", url, "--oidc", "--root")
+    said = []
+    for line in login.stderr:
+        said.append(line)
+        if "confirm the code" in line:
+            break
+    text = "".join(said)
+    assert "To sign in to the root scope through corp" in text, text
+    page = re.search(r"^\s+(http\S+)$", text, re.M)
+    assert page, text
+    browser.get(page.group(1))
+    through_the_providers_pages(browser, "ana", lambda: "Sign-in Success" in browser.page_source)
+    out, err = login.communicate(timeout=60)
+    assert login.returncode == 0, err
+    code, out, err = run(tmp_path, "whoami")
+    assert code == 0 and "oidc:~/corp/ana" in out and ", root" in out, (out, err)

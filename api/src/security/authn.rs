@@ -207,9 +207,9 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Calle
     }
     // A token of a configured identity provider: its principals act in the provider's tenant.
     if let Some(providers) = security.external.for_token(token) {
-        let caller = super::external::sign_in(security, providers, token).await?;
+        let caller = super::external::sign_in(security, providers, token, &state.tenant).await?;
         security.recent.remember_caller(token, caller.clone());
-        return Ok(caller);
+        return Ok(acting_as(state, headers, caller));
     }
     let (principal, token_id) = if token.starts_with("pgl_") {
         let key = ApiKey::parse(token).map_err(|e| refuse("invalid API key", e))?;

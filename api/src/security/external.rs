@@ -2,7 +2,10 @@
 //! people pass the provider's token as a bearer token, and it stands for the principal
 //! `oidc:<tenant>/<provider>/<subject>`, a member of `group:<tenant>/<provider>/<group>` for
 //! each group the token names, so roles bound to a group apply without setting up each person.
-//! A provider is configured for one tenant; its principals act in that tenant only.
+//! A provider is configured for one tenant; its principals act in that tenant only. A provider
+//! of the root scope (tenant `~`) signs in the deployment's administrators: members of its
+//! admin groups are root, and its other principals may do nothing, as any root-scope
+//! principal that is not an admin. Admin groups of a tenant's provider make tenant admins.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -11,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use axum::http::StatusCode;
 use pangolin_catalog::authz::{Principal, PrincipalKind};
 use pangolin_identity::{
-    ExternalSignIn, ExternalSignInError, PrincipalName, TenantName, external_group_id,
+    ExternalSignIn, ExternalSignInError, PrincipalName, Scope, external_group_id,
 };
 use pangolin_oidc::{ExternalIdentity, Issuer, IssuerSettings, VerifyError, unverified_issuer};
 use pangolin_records::Outcome;
@@ -25,7 +28,7 @@ use crate::error::ApiError;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct ProviderConfig {
-    /// The tenant whose principals its tokens stand for.
+    /// The tenant whose principals its tokens stand for, or `~` for the root scope.
     pub tenant: String,
     /// Its name in principal ids (`okta`).
     pub name: String,
@@ -38,6 +41,11 @@ pub struct ProviderConfig {
     /// grant with PKCE, redirected back to `/ui/login/oidc/callback`).
     #[serde(default)]
     pub browser: Option<BrowserClient>,
+    /// The groups (as the token names them) whose members are admins of the provider's scope:
+    /// tenant admins, or root for a provider of the root scope. A tenant's provider needs none
+    /// (roles bound to groups grant the rest); a root-scope provider needs at least one.
+    #[serde(default)]
+    pub admin_groups: Vec<String>,
 }
 
 /// The web UI's client of the provider; its secret, if it has one, stays on the server.
@@ -86,32 +94,42 @@ fn default_scopes() -> Vec<String> {
 /// A configured provider, ready to verify.
 #[derive(Debug)]
 pub struct Provider {
-    pub tenant: TenantName,
+    /// Its tenant, or the root scope.
+    pub scope: Scope,
     pub name: PrincipalName,
     pub issuer: Issuer,
     pub cli: Option<PublicClient>,
     pub browser: Option<BrowserClient>,
+    pub admin_groups: HashSet<String>,
+}
+
+impl Provider {
+    /// How its scope is written in ids, audit events and the sign-in flow: the tenant or `~`.
+    pub fn scope_segment(&self) -> &str {
+        self.scope.segment()
+    }
 }
 
 /// The configured providers, by issuer.
 #[derive(Debug, Default)]
 pub struct Providers {
     by_issuer: HashMap<String, Vec<Arc<Provider>>>,
-    /// In the order configured, for listing a tenant's.
+    /// In the order configured, for listing a scope's.
     all: Vec<Arc<Provider>>,
 }
 
 impl Providers {
     /// The providers of `configs`, refusing invalid settings, bad names, a name used twice in
-    /// a tenant, and an issuer and audience configured for two tenants (its tokens would stand
-    /// for principals of both).
+    /// a scope, an issuer and audience configured for two scopes (its tokens would stand for
+    /// principals of both), and a root-scope provider without admin groups (no one it signs in
+    /// could do anything).
     pub fn new(configs: Vec<ProviderConfig>) -> Result<Self, String> {
         let mut by_issuer: HashMap<String, Vec<Arc<Provider>>> = HashMap::new();
         let mut all = Vec::new();
         let mut names = HashSet::new();
         let mut audiences = HashMap::new();
         for config in configs {
-            let tenant = TenantName::new(&config.tenant).map_err(|e| e.to_string())?;
+            let scope = Scope::from_segment(&config.tenant).map_err(|e| e.to_string())?;
             let name = PrincipalName::new(&config.name).map_err(|e| e.to_string())?;
             if !names.insert((config.tenant.clone(), config.name.clone())) {
                 return Err(format!(
@@ -158,12 +176,27 @@ impl Providers {
                     ));
                 }
             }
+            if scope == Scope::Root && config.admin_groups.is_empty() {
+                return Err(format!(
+                    "identity provider `{}` of the root scope needs `admin-groups`: the \
+                     groups whose members are root (no other principal of the root scope may do \
+                     anything)",
+                    config.name
+                ));
+            }
+            if config.admin_groups.iter().any(String::is_empty) {
+                return Err(format!(
+                    "identity provider `{}` of `{}`: an admin group needs a name",
+                    config.name, config.tenant
+                ));
+            }
             let provider = Arc::new(Provider {
-                tenant,
+                scope,
                 name,
                 issuer,
                 cli: config.cli,
                 browser: config.browser,
+                admin_groups: config.admin_groups.into_iter().collect(),
             });
             all.push(provider.clone());
             by_issuer
@@ -179,20 +212,20 @@ impl Providers {
         self.all.iter().any(|p| p.browser.is_some())
     }
 
-    /// The providers of `tenant`.
-    pub fn of_tenant<'a>(&'a self, tenant: &'a str) -> impl Iterator<Item = &'a Arc<Provider>> {
-        self.all.iter().filter(move |p| p.tenant.as_str() == tenant)
+    /// The providers of `scope` (a tenant's name, or `~` for the root scope).
+    pub fn of_scope<'a>(&'a self, scope: &'a str) -> impl Iterator<Item = &'a Arc<Provider>> {
+        self.all.iter().filter(move |p| p.scope_segment() == scope)
     }
 
-    /// The provider whose token an external principal (`oidc:<tenant>/<provider>/<subject>`)
+    /// The provider whose token an external principal (`oidc:<scope>/<provider>/<subject>`)
     /// signed in with.
     pub fn of_principal(&self, principal: &str) -> Option<&Arc<Provider>> {
         let rest = principal.strip_prefix("oidc:")?;
         let mut parts = rest.splitn(3, '/');
-        let (tenant, name) = (parts.next()?, parts.next()?);
+        let (scope, name) = (parts.next()?, parts.next()?);
         self.all
             .iter()
-            .find(|p| p.tenant.as_str() == tenant && p.name.as_str() == name)
+            .find(|p| p.scope_segment() == scope && p.name.as_str() == name)
     }
 
     /// The providers `token` claims to come from, if any is configured.
@@ -207,16 +240,19 @@ impl Providers {
 
 /// The caller a provider's `token` stands for; a refusal (401) when no provider of its issuer
 /// takes it or its principal is disabled, a 503 when the provider cannot be reached to check
-/// it.
+/// it. A principal of the root scope acts in `default_tenant` until it names another.
 pub async fn sign_in(
     security: &Security,
     providers: &[Arc<Provider>],
     token: &str,
+    default_tenant: &str,
 ) -> Result<Caller, Refusal> {
     let mut refusal = None;
     for provider in providers {
         match provider.issuer.verify(token).await {
-            Ok(identity) => return signed_in(security, provider, &identity, token).await,
+            Ok(identity) => {
+                return signed_in(security, provider, &identity, token, default_tenant).await;
+            }
             Err(VerifyError::Invalid(reason)) => refusal = Some(reason),
             Err(error @ VerifyError::Unavailable(_)) => {
                 return Err(Refusal {
@@ -246,6 +282,7 @@ async fn signed_in(
     provider: &Provider,
     identity: &ExternalIdentity,
     token: &str,
+    default_tenant: &str,
 ) -> Result<Caller, Refusal> {
     let Some(store) = &security.identity else {
         return Err(Refusal {
@@ -256,10 +293,14 @@ async fn signed_in(
     let groups: Vec<String> = identity
         .groups
         .iter()
-        .map(|g| external_group_id(&provider.tenant, &provider.name, g))
+        .map(|g| external_group_id(&provider.scope, &provider.name, g))
         .collect();
+    let is_admin = identity
+        .groups
+        .iter()
+        .any(|g| provider.admin_groups.contains(g));
     let sign_in = ExternalSignIn {
-        tenant: &provider.tenant,
+        scope: &provider.scope,
         provider: &provider.name,
         subject: &identity.subject,
         username: identity.username.as_deref(),
@@ -267,7 +308,7 @@ async fn signed_in(
         groups: &identity.groups,
     };
     let id = pangolin_identity::external_principal_id(
-        &provider.tenant,
+        &provider.scope,
         &provider.name,
         &identity.subject,
     );
@@ -285,15 +326,17 @@ async fn signed_in(
                 reason: "the identity store failed".to_owned(),
             },
         })?;
+    let tenant = provider.scope.tenant_name().map(ToString::to_string);
     let caller = Caller {
         principal: Principal {
             id: principal.id,
-            tenant: Some(provider.tenant.to_string()),
+            // Root-scope principals choose the tenant they act in, as root users do.
+            tenant: tenant.clone(),
             kind: PrincipalKind::User,
-            is_admin: false,
+            is_admin,
             groups,
         },
-        tenant: provider.tenant.to_string(),
+        tenant: tenant.unwrap_or_else(|| default_tenant.to_owned()),
         unrestricted: false,
         token_id: None,
     };
@@ -316,6 +359,7 @@ async fn audit_sign_in(
         ("subject".to_owned(), identity.subject.clone()),
         ("provider".to_owned(), provider.name.to_string()),
         ("groups".to_owned(), identity.groups.join(",")),
+        ("admin".to_owned(), caller.principal.is_admin.to_string()),
     ]);
     if let Some(username) = &identity.username {
         details.insert("username".to_owned(), username.clone());
@@ -323,7 +367,7 @@ async fn audit_sign_in(
     audit::write(
         security,
         Entry {
-            tenant: provider.tenant.as_str(),
+            tenant: provider.scope_segment(),
             principal,
             action: "auth.external",
             resource_type: "authentication",
@@ -344,22 +388,22 @@ pub struct ProvidersQuery {
     tenant: Option<String>,
 }
 
-/// `GET /api/v1/auth/providers?tenant=T`: the identity providers people of a tenant sign in
-/// through, for `pangolin login --oidc`. Public (it comes before signing in); a tenant that
-/// does not exist has none, so the answer does not tell which tenants exist.
+/// `GET /api/v1/auth/providers[?tenant=T]`: the identity providers people of a tenant (or,
+/// without one, of the root scope) sign in through, for `pangolin login --oidc`. Public (it
+/// comes before signing in); a tenant that does not exist has none, so the answer does not
+/// tell which tenants exist.
 pub async fn list(
     axum::extract::State(state): axum::extract::State<crate::state::AppState>,
     crate::extract::QueryParams(query): crate::extract::QueryParams<ProvidersQuery>,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
-    let tenant = query
-        .tenant
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ApiError::bad_request("name the tenant: ?tenant=NAME"))?;
-    let tenant = TenantName::new(&tenant).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let scope = match query.tenant.filter(|t| !t.is_empty()) {
+        Some(tenant) => Scope::tenant(tenant).map_err(|e| ApiError::bad_request(e.to_string()))?,
+        None => Scope::Root,
+    };
     let providers: Vec<serde_json::Value> = state
         .security
         .external
-        .of_tenant(tenant.as_str())
+        .of_scope(scope.segment())
         .map(|p| {
             serde_json::json!({
                 "name": p.name.as_str(),
@@ -369,7 +413,8 @@ pub async fn list(
             })
         })
         .collect();
-    Ok(axum::Json(
-        serde_json::json!({ "tenant": tenant.as_str(), "providers": providers }),
-    ))
+    Ok(axum::Json(serde_json::json!({
+        "tenant": scope.tenant_name().map(|t| t.as_str()),
+        "providers": providers,
+    })))
 }

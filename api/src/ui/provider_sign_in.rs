@@ -1,4 +1,5 @@
-//! Signing in to the UI through the tenant's identity provider: the authorization code grant
+//! Signing in to the UI through the tenant's identity provider (or, with no tenant named, a
+//! provider of the root scope): the authorization code grant
 //! with PKCE. The browser is sent to the provider with a fresh `state`, `nonce` and PKCE
 //! challenge, whose secrets wait in an HttpOnly cookie scoped to these routes; the provider
 //! sends it back with a code, which the server (holding the client's secret, if any) trades
@@ -16,12 +17,14 @@ use serde::Deserialize;
 
 use super::session::{SESSION_COOKIE, next_of, secure};
 use super::{enc, page};
-use crate::security::external::{self, Provider};
+use crate::security::external::{self, BrowserClient, Provider};
 use crate::state::AppState;
 
-/// The cookie holding a sign-in in flight: `state.verifier.tenant.provider.next`.
+/// The cookie holding a sign-in in flight: `state.verifier.scope.provider.next`.
 const FLIGHT_COOKIE: &str = "pangolin_oidc";
 const CALLBACK: &str = "/ui/login/oidc/callback";
+/// How the root scope is written in the flight cookie, as in principal ids.
+const ROOT: &str = "~";
 
 #[derive(Debug, Deserialize)]
 pub struct Start {
@@ -34,7 +37,8 @@ pub struct Start {
 }
 
 /// `GET /ui/login/oidc?tenant=T[&provider=P]`: to the provider's sign-in page (or, when the
-/// tenant has several providers for the browser, a choice of them).
+/// tenant has several providers for the browser, a choice of them). No tenant: the root
+/// scope's providers, as a password sign-in without a tenant is a root-scope user's.
 pub async fn start(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -42,10 +46,11 @@ pub async fn start(
 ) -> Response {
     let next = next_of(start.next.as_deref());
     let tenant = start.tenant.trim();
+    let scope = if tenant.is_empty() { ROOT } else { tenant };
     let usable: Vec<&Arc<Provider>> = state
         .security
         .external
-        .of_tenant(tenant)
+        .of_scope(scope)
         .filter(|p| p.browser.is_some())
         .collect();
     let chosen = match start.provider.as_deref() {
@@ -55,9 +60,14 @@ pub async fn start(
         None => None,
     };
     let Some(provider) = chosen else {
+        let whose = if tenant.is_empty() {
+            "The root scope has".to_owned()
+        } else {
+            format!("Tenant `{tenant}` has")
+        };
         return problem(
             StatusCode::NOT_FOUND,
-            &format!("Tenant `{tenant}` has no identity provider to sign in through here."),
+            &format!("{whose} no identity provider to sign in through here."),
         );
     };
     match redirect(provider, &headers, &next).await {
@@ -71,7 +81,11 @@ fn choice(tenant: &str, providers: &[&Arc<Provider>], next: &str) -> Response {
         &super::Chrome::default(),
         "Sign in",
         html! {
-            p { "Sign in to tenant " code { (tenant) } " through:" }
+            @if tenant.is_empty() {
+                p { "Sign in to the root scope through:" }
+            } @else {
+                p { "Sign in to tenant " code { (tenant) } " through:" }
+            }
             ul {
                 @for p in providers {
                     li { a href=(format!("/ui/login/oidc?tenant={}&provider={}&next={}",
@@ -106,20 +120,28 @@ fn callback_uri(headers: &HeaderMap) -> Option<String> {
     Some(format!("{scheme}://{host}{CALLBACK}"))
 }
 
-async fn redirect(
+/// The provider's client for browsers and its discovery document, or why there is none.
+async fn browser_client(
     provider: &Provider,
-    headers: &HeaderMap,
-    next: &str,
-) -> Result<Response, String> {
+) -> Result<(&BrowserClient, &pangolin_oidc::Discovery), String> {
     let client = provider
         .browser
         .as_ref()
-        .ok_or_else(|| "this provider signs no browser in".to_owned())?;
+        .ok_or_else(|| "This identity provider signs no browser in.".to_owned())?;
     let discovery = provider
         .issuer
         .discovery()
         .await
         .map_err(|e| format!("The identity provider cannot be reached: {e}"))?;
+    Ok((client, discovery))
+}
+
+async fn redirect(
+    provider: &Provider,
+    headers: &HeaderMap,
+    next: &str,
+) -> Result<Response, String> {
+    let (client, discovery) = browser_client(provider).await?;
     let endpoint = discovery
         .authorization_endpoint
         .as_deref()
@@ -147,7 +169,7 @@ async fn redirect(
         "{FLIGHT_COOKIE}={flight_state}.{}.{}.{}.{}; Path=/ui/login/oidc; HttpOnly; \
          SameSite=Lax; Max-Age=600{}",
         pkce.verifier,
-        provider.tenant.as_str(),
+        provider.scope_segment(),
         provider.name.as_str(),
         enc(next),
         secure(headers)
@@ -171,7 +193,8 @@ pub struct Callback {
 struct Flight {
     state: String,
     verifier: String,
-    tenant: String,
+    /// The provider's tenant, or `~`.
+    scope: String,
     provider: String,
     next: String,
 }
@@ -179,7 +202,7 @@ struct Flight {
 fn flight(headers: &HeaderMap) -> Option<Flight> {
     let value = super::session::cookie(headers, FLIGHT_COOKIE)?;
     let mut parts = value.splitn(5, '.');
-    let (state, verifier, tenant, provider, next) = (
+    let (state, verifier, scope, provider, next) = (
         parts.next()?,
         parts.next()?,
         parts.next()?,
@@ -192,7 +215,7 @@ fn flight(headers: &HeaderMap) -> Option<Flight> {
     Some(Flight {
         state: state.to_owned(),
         verifier: verifier.to_owned(),
-        tenant: tenant.to_owned(),
+        scope: scope.to_owned(),
         provider: provider.to_owned(),
         next: next_of(Some(&next)),
     })
@@ -233,7 +256,7 @@ pub async fn callback(
     let Some(provider) = state
         .security
         .external
-        .of_tenant(&flight.tenant)
+        .of_scope(&flight.scope)
         .find(|p| p.name.as_str() == flight.provider)
         .cloned()
     else {
@@ -273,15 +296,7 @@ async fn session_token(
     flight: &Flight,
 ) -> Result<(String, u64), (StatusCode, String)> {
     let unavailable = |m: String| (StatusCode::SERVICE_UNAVAILABLE, m);
-    let client = provider
-        .browser
-        .as_ref()
-        .ok_or_else(|| unavailable("this provider signs no browser in".to_owned()))?;
-    let discovery = provider
-        .issuer
-        .discovery()
-        .await
-        .map_err(|e| unavailable(format!("The identity provider cannot be reached: {e}")))?;
+    let (client, discovery) = browser_client(provider).await.map_err(unavailable)?;
     let token_endpoint = discovery
         .token_endpoint
         .as_deref()
@@ -292,9 +307,8 @@ async fn session_token(
         id: &client.client_id,
         secret: client.client_secret.as_deref(),
     };
-    let http = pangolin_oidc::http_client();
     let tokens = pangolin_oidc::exchange_code(
-        &http,
+        provider.issuer.http(),
         token_endpoint,
         oauth,
         code,
@@ -310,6 +324,7 @@ async fn session_token(
         &state.security,
         std::slice::from_ref(provider),
         &tokens.access_token,
+        &state.tenant,
     )
     .await
     .map_err(|refusal| (refusal.error.status, refusal.error.message, refusal.reason));
@@ -318,7 +333,7 @@ async fn session_token(
         crate::security::audit::write(
             &state.security,
             crate::security::audit::Entry {
-                tenant: provider.tenant.as_str(),
+                tenant: provider.scope_segment(),
                 principal: "unknown",
                 action: "ui.login-oidc",
                 resource_type: "authentication",

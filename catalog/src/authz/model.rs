@@ -200,15 +200,18 @@ pub enum PrincipalIdError {
     #[error(
         "principal id `{0}` is not `user:<tenant>/<name>`, `service:<tenant>/<name>`, \
          `oidc:<tenant>/<provider>/<subject>`, `group:<tenant>/<provider>/<group>` or, in the \
-         root scope, `user:<name>`"
+         root scope, `user:<name>`, `oidc:~/<provider>/<subject>` or `group:~/<provider>/<group>`"
     )]
     Malformed(String),
 }
 
+/// How the root scope is written in the ids of identity providers' principals.
+const ROOT_SEGMENT: &str = "~";
+
 /// The tenant a principal id names: `user:acme/ana` and `service:acme/etl` are in `acme`,
 /// `user:admin` (no `/`) is in the root scope (`None`). A person of an identity provider
-/// (`oidc:acme/okta/<subject>`) and a group of one (`group:acme/okta/<name>`) are always in a
-/// tenant.
+/// (`oidc:acme/okta/<subject>`) and a group of one (`group:acme/okta/<name>`) are in the
+/// provider's tenant, or in the root scope for a root-scope provider (`oidc:~/corp/<subject>`).
 pub fn principal_id_tenant(id: &str) -> Result<Option<&str>, PrincipalIdError> {
     let malformed = || PrincipalIdError::Malformed(id.to_owned());
     let (kind, rest) = id.split_once(':').ok_or_else(malformed)?;
@@ -221,7 +224,7 @@ pub fn principal_id_tenant(id: &str) -> Result<Option<&str>, PrincipalIdError> {
             (Some(tenant), Some(provider), Some(name))
                 if !tenant.is_empty() && !provider.is_empty() && !name.is_empty() =>
             {
-                Ok(Some(tenant))
+                Ok((tenant != ROOT_SEGMENT).then_some(tenant))
             }
             _ => Err(malformed()),
         };

@@ -1,13 +1,14 @@
 //! The principals of identity providers that signed in to the caller's tenant (recorded on
 //! their first sign-in), and disabling them: a disabled principal's tokens are refused however
-//! valid its provider says they are. `ManageUsers` on the tenant, as for users.
+//! valid its provider says they are. `ManageUsers` on the tenant, as for users. Principals of
+//! the root scope's providers (`oidc:~/...`) are root's alone to see and disable.
 
 use axum::Json;
 use axum::extract::State;
 use pangolin_catalog::rfc3339;
-use pangolin_identity::ExternalPrincipal;
-use serde::Serialize;
-use utoipa::ToSchema;
+use pangolin_identity::{ExternalPrincipal, Scope};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::users::SetDisabled;
 use super::{PageParams, acting_tenant, caller, identity, next_token};
@@ -20,7 +21,8 @@ use crate::state::AppState;
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub struct ExternalPrincipalView {
-    /// The principal id roles are bound to: `oidc:<tenant>/<provider>/<subject>`.
+    /// The principal id roles are bound to: `oidc:<tenant>/<provider>/<subject>` (`~` for the
+    /// tenant of a root-scope provider's principal).
     pub id: String,
     pub provider: String,
     pub subject: String,
@@ -58,18 +60,46 @@ pub struct ExternalPrincipalList {
     pub next_page_token: Option<String>,
 }
 
-/// The external principals of the caller's tenant, in pages.
+/// Paging of the listing, and whose principals it lists.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ListParams {
+    /// The previous page's `next-page-token`.
+    pub page_token: Option<String>,
+    /// At most this many items (1 to 1000; 100 when absent).
+    pub page_size: Option<usize>,
+    /// `root` for the principals of the root scope's providers (root only); the caller's
+    /// tenant when absent.
+    pub scope: Option<String>,
+}
+
+/// The external principals of the caller's tenant (or of the root scope), in pages.
 #[utoipa::path(get, path = "/api/v1/external-principals", tag = "users",
-    params(PageParams),
-    responses((status = 200, body = ExternalPrincipalList), (status = 403)))]
+    params(ListParams),
+    responses((status = 200, body = ExternalPrincipalList), (status = 400), (status = 403)))]
 pub async fn list(
     State(state): State<AppState>,
-    QueryParams(params): QueryParams<PageParams>,
+    QueryParams(params): QueryParams<ListParams>,
 ) -> Result<Json<ExternalPrincipalList>, ApiError> {
-    let tenant = acting_tenant(&caller()?)?;
-    let (after, limit) = params.resolve()?;
+    let caller = caller()?;
+    let scope = match params.scope.as_deref() {
+        None => Scope::Tenant(acting_tenant(&caller)?),
+        Some("root") if caller.is_root() => Scope::Root,
+        Some("root") => return Err(root_only()),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "`scope` is `root` or absent (the tenant you act in), not `{other}`"
+            )));
+        }
+    };
+    let paging = PageParams {
+        page_token: params.page_token,
+        page_size: params.page_size,
+    };
+    let (after, limit) = paging.resolve()?;
     let page = identity(&state)?
-        .list_external_principals(&tenant, after.as_deref(), limit)
+        .list_external_principals(&scope, after.as_deref(), limit)
         .await?;
     Ok(Json(ExternalPrincipalList {
         principals: page
@@ -111,14 +141,25 @@ pub async fn set_disabled(
     Ok(Json(ExternalPrincipalView::of(principal)))
 }
 
-/// Refuses an id of another tenant's principal as not found: tenants see only their own.
+fn root_only() -> ApiError {
+    crate::security::forbidden(
+        "only root sees the principals of the root scope's identity providers".to_owned(),
+    )
+}
+
+/// Refuses an id of another tenant's principal as not found: tenants see only their own; the
+/// root scope's are root's.
 fn in_tenant(id: &str) -> Result<(), ApiError> {
-    let tenant = acting_tenant(&caller()?)?;
-    let ours = id
+    let caller = caller()?;
+    let scope = id
         .strip_prefix("oidc:")
         .and_then(|rest| rest.split_once('/'))
-        .is_some_and(|(t, _)| t == tenant.as_str());
-    if ours {
+        .map(|(scope, _)| scope);
+    if scope == Some(Scope::Root.segment()) && caller.is_root() {
+        return Ok(());
+    }
+    let tenant = acting_tenant(&caller)?;
+    if scope == Some(tenant.as_str()) {
         Ok(())
     } else {
         Err(pangolin_identity::UpdateExternalError::NotFound(id.to_owned()).into())
