@@ -577,4 +577,31 @@ async fn a_tenant_providers_admin_groups_make_admins_of_that_tenant_only() {
     let engine = token(&issuer, "engine").await;
     let (_, me) = send_as(app, &engine, Method::GET, "/api/v1/whoami", None, &[]).await;
     assert_eq!(me["admin"], false, "{me}");
+
+    // A refused token is audited in the tenant of the provider it claims to come from, with
+    // the issuer and subject it claims, never the token.
+    let mut tampered = analyst.clone().into_bytes();
+    let at = tampered.len() - 10;
+    tampered[at] = if tampered[at] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    let (status, _) = send_as(app, &tampered, Method::GET, "/api/v1/whoami", None, &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let uri = "/api/v1/audit?page-size=1000";
+    let (status, audit) = send_as(app, &analyst, Method::GET, uri, None, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{audit}");
+    let refused = audit["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["outcome"] == "denied" && e["resource-type"] == "authentication")
+        .unwrap_or_else(|| panic!("no refusal in {audit}"));
+    assert_eq!(refused["details"]["claimed-issuer"], issuer.as_str());
+    assert_eq!(refused["details"]["claimed-subject"], "analyst");
+    assert!(
+        refused["details"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("signature")
+    );
+    assert!(!audit.to_string().contains(&tampered));
 }

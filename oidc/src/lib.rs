@@ -27,4 +27,4 @@ pub use flows::{
     start_device,
 };
 pub use settings::{ALLOWED_ALGORITHMS, ClaimNames, IssuerSettings, SettingsError};
-pub use verify::{ExternalIdentity, Issuer, VerifyError, unverified_issuer};
+pub use verify::{ExternalIdentity, Issuer, VerifyError, unverified_claim, unverified_issuer};

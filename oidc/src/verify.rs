@@ -188,8 +188,14 @@ fn rule_broken(error: &jsonwebtoken::errors::Error) -> String {
 /// The `iss` a token claims, unverified: which configured issuer to verify it with. `None`
 /// for anything that is not a JWT.
 pub fn unverified_issuer(token: &str) -> Option<String> {
+    unverified_claim(token, "iss")
+}
+
+/// The string claim `name` of `token`, unverified: for telling which provider a token claims
+/// to come from and, in the audit record of a refusal, whom it claims to be.
+pub fn unverified_claim(token: &str, name: &str) -> Option<String> {
     let claims: Value = jsonwebtoken::dangerous::insecure_decode(token).ok()?.claims;
-    claims.get("iss")?.as_str().map(str::to_owned)
+    claims.get(name)?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -42,16 +42,18 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
     let caller = match authenticate(&state, &parts.headers).await {
         Ok(caller) => caller,
         Err(refusal) => {
+            let mut details = refusal.details.clone();
+            details.insert("reason".to_owned(), refusal.reason.clone());
             audit::write(
                 &state.security,
                 Entry {
-                    tenant: "~",
+                    tenant: refusal.scope.as_deref().unwrap_or("~"),
                     principal: "unknown",
                     action: route.action,
                     resource_type: "authentication",
                     resource_id: parts.uri.path(),
                     outcome: Outcome::Denied,
-                    details: BTreeMap::from([("reason".to_owned(), refusal.reason.clone())]),
+                    details,
                 },
             )
             .await;
@@ -166,13 +168,25 @@ fn outcome_of(status: StatusCode) -> Outcome {
 pub struct Refusal {
     pub error: ApiError,
     pub reason: String,
+    /// The scope whose audit log records it (`~` when the credential names none).
+    pub scope: Option<String>,
+    /// More for the audit record, such as whom a refused token claimed to be.
+    pub details: BTreeMap<String, String>,
+}
+
+impl Refusal {
+    pub fn new(error: ApiError, reason: impl ToString) -> Self {
+        Self {
+            error,
+            reason: reason.to_string(),
+            scope: None,
+            details: BTreeMap::new(),
+        }
+    }
 }
 
 fn refuse(message: &str, reason: impl ToString) -> Refusal {
-    Refusal {
-        error: unauthorized(message),
-        reason: reason.to_string(),
-    }
+    Refusal::new(unauthorized(message), reason)
 }
 
 /// Who sent `headers`: the holder of a verified bearer token or API key.

@@ -247,6 +247,38 @@ pub async fn sign_in(
     token: &str,
     default_tenant: &str,
 ) -> Result<Caller, Refusal> {
+    verify(security, providers, token, default_tenant)
+        .await
+        .map_err(|refusal| claimed(refusal, providers, token))
+}
+
+/// A refusal of `token`, with the issuer and subject it claims (unverified, and so named) for
+/// the audit record, kept in its providers' scope when they share one.
+fn claimed(mut refusal: Refusal, providers: &[Arc<Provider>], token: &str) -> Refusal {
+    let Some(first) = providers.first() else {
+        return refusal;
+    };
+    if providers.iter().all(|p| p.scope == first.scope) {
+        refusal.scope = Some(first.scope_segment().to_owned());
+    }
+    if let Some(issuer) = pangolin_oidc::unverified_issuer(token) {
+        refusal.details.insert("claimed-issuer".to_owned(), issuer);
+    }
+    let subject_claim = &first.issuer.settings().claims.subject;
+    if let Some(subject) = pangolin_oidc::unverified_claim(token, subject_claim) {
+        refusal
+            .details
+            .insert("claimed-subject".to_owned(), subject);
+    }
+    refusal
+}
+
+async fn verify(
+    security: &Security,
+    providers: &[Arc<Provider>],
+    token: &str,
+    default_tenant: &str,
+) -> Result<Caller, Refusal> {
     let mut refusal = None;
     for provider in providers {
         match provider.issuer.verify(token).await {
@@ -255,24 +287,24 @@ pub async fn sign_in(
             }
             Err(VerifyError::Invalid(reason)) => refusal = Some(reason),
             Err(error @ VerifyError::Unavailable(_)) => {
-                return Err(Refusal {
-                    error: ApiError::new(
+                return Err(Refusal::new(
+                    ApiError::new(
                         StatusCode::SERVICE_UNAVAILABLE,
                         "ServiceUnavailableException",
                         error.to_string(),
                     ),
-                    reason: format!("{}: {error}", provider.issuer.settings().issuer),
-                });
+                    format!("{}: {error}", provider.issuer.settings().issuer),
+                ));
             }
         }
     }
     let reason = refusal.unwrap_or_else(|| "no provider takes it".to_owned());
-    Err(Refusal {
-        error: unauthorized(format!(
+    Err(Refusal::new(
+        unauthorized(format!(
             "the identity provider's token is refused: {reason}"
         )),
-        reason: format!("external token: {reason}"),
-    })
+        format!("external token: {reason}"),
+    ))
 }
 
 /// Records the sign-in of a verified token (refused when its principal is disabled) and
@@ -285,10 +317,10 @@ async fn signed_in(
     default_tenant: &str,
 ) -> Result<Caller, Refusal> {
     let Some(store) = &security.identity else {
-        return Err(Refusal {
-            error: unauthorized("sign-in is off on this server"),
-            reason: "no identity store".to_owned(),
-        });
+        return Err(Refusal::new(
+            unauthorized("sign-in is off on this server"),
+            "no identity store",
+        ));
     };
     let groups: Vec<String> = identity
         .groups
@@ -317,14 +349,10 @@ async fn signed_in(
         .external_sign_in(sign_in, first_use)
         .await
         .map_err(|e| match e {
-            ExternalSignInError::Disabled(_) => Refusal {
-                error: unauthorized(e.to_string()),
-                reason: e.to_string(),
-            },
-            ExternalSignInError::Store(store) => Refusal {
-                error: ApiError::internal(&store),
-                reason: "the identity store failed".to_owned(),
-            },
+            ExternalSignInError::Disabled(_) => Refusal::new(unauthorized(e.to_string()), &e),
+            ExternalSignInError::Store(store) => {
+                Refusal::new(ApiError::internal(&store), "the identity store failed")
+            }
         })?;
     let tenant = provider.scope.tenant_name().map(ToString::to_string);
     let caller = Caller {

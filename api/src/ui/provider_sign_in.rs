@@ -326,9 +326,10 @@ async fn session_token(
         &tokens.access_token,
         &state.tenant,
     )
-    .await
-    .map_err(|refusal| (refusal.error.status, refusal.error.message, refusal.reason));
-    if let Err((status, message, reason)) = signed_in {
+    .await;
+    if let Err(refusal) = signed_in {
+        let mut details = refusal.details;
+        details.insert("reason".to_owned(), refusal.reason);
         // A refusal here is audited as the route layer audits every refused credential.
         crate::security::audit::write(
             &state.security,
@@ -339,11 +340,11 @@ async fn session_token(
                 resource_type: "authentication",
                 resource_id: CALLBACK,
                 outcome: pangolin_records::Outcome::Denied,
-                details: std::collections::BTreeMap::from([("reason".to_owned(), reason)]),
+                details,
             },
         )
         .await;
-        return Err((status, message));
+        return Err((refusal.error.status, refusal.error.message));
     }
     let lifetime = tokens.expires_in.unwrap_or(3600);
     Ok((tokens.access_token, lifetime))
