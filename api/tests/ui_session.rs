@@ -66,6 +66,15 @@ async fn sign_in_sets_a_session_cookie_and_forms_need_its_csrf_token() {
         "{set}"
     );
     let cookie = set.split(';').next().unwrap().to_owned();
+    assert!(cookie.starts_with("pangolin_session="), "{cookie}");
+    // A refresh cookie an identity provider's session left would renew that session instead.
+    assert!(
+        headers
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .any(|c| c.to_str().unwrap().starts_with("pangolin_refresh=;")),
+        "{headers:?}"
+    );
 
     let (status, _, refs) = fetch(app, Method::GET, "/ui/catalogs/lake", None, Some(&cookie)).await;
     assert_eq!(status, StatusCode::OK, "{refs}");

@@ -37,6 +37,9 @@ pub struct TokenAnswer {
     pub refresh_token: Option<String>,
     #[serde(default)]
     pub expires_in: Option<u64>,
+    /// How long the refresh token lasts, where the provider says (Keycloak does).
+    #[serde(default)]
+    pub refresh_expires_in: Option<u64>,
     #[serde(default)]
     pub id_token: Option<String>,
 }
@@ -131,6 +134,11 @@ pub fn authorization_url(
         .append_pair("nonce", request.nonce)
         .append_pair("code_challenge", request.challenge)
         .append_pair("code_challenge_method", "S256");
+    // OpenID Connect Core 11: a request for offline access (a refresh token) must ask the
+    // person's consent, and providers drop the scope otherwise.
+    if request.scopes.iter().any(|s| s == "offline_access") {
+        url.query_pairs_mut().append_pair("prompt", "consent");
+    }
     Ok(url)
 }
 
@@ -347,6 +355,22 @@ mod tests {
             get("redirect_uri"),
             Some("http://127.0.0.1:8080/ui/login/oidc/callback")
         );
+        // Offline access asks for consent; without it, nothing is prompted.
+        assert_eq!(get("prompt"), Some("consent"));
+        let openid = vec!["openid".to_owned()];
+        let url = authorization_url(
+            "https://idp.example.com/auth",
+            AuthorizationRequest {
+                scopes: &openid,
+                client_id: "ui",
+                redirect_uri: "http://127.0.0.1/ui/login/oidc/callback",
+                state: "s",
+                nonce: "n",
+                challenge: "c",
+            },
+        )
+        .unwrap();
+        assert!(!url.query_pairs().any(|(k, _)| k == "prompt"), "{url}");
     }
 
     #[test]
@@ -355,6 +379,7 @@ mod tests {
             access_token: "at-secret".to_owned(),
             refresh_token: Some("rt-secret".to_owned()),
             expires_in: Some(5),
+            refresh_expires_in: None,
             id_token: None,
         };
         let pkce = Pkce::new().unwrap();

@@ -9,9 +9,9 @@
 // `<id>-secret`. People sign in through the provider's development pages (any login and
 // password; the login is the subject): `ana` is in `data-engineers`, `ben` in `analysts`,
 // anyone else in no group. Their clients: `pangolin-cli`, public, for the device
-// authorization grant (access tokens live 5 seconds, so tests see them refreshed), and
-// `pangolin-ui` (secret `pangolin-ui-secret`), for the authorization code grant with PKCE and
-// a loopback redirect on any port to `/ui/login/oidc/callback`. Tokens carry `aud`
+// authorization grant, and `pangolin-ui` (secret `pangolin-ui-secret`), for the authorization
+// code grant with PKCE and a loopback redirect on any port to `/ui/login/oidc/callback`. The
+// access tokens of both live 5 seconds, so tests see them refreshed. Tokens carry `aud`
 // `pangolin`, `sub`, `preferred_username`, `email` and `groups`.
 //
 // Test-only routes beside the provider's own:
@@ -86,7 +86,7 @@ function provider(keys) {
         getResourceServerInfo: (ctx, indicator, client) => ({
           scope: 'catalog',
           audience: 'pangolin',
-          accessTokenTTL: client.clientId === 'pangolin-cli' ? 5 : 600,
+          accessTokenTTL: ['pangolin-cli', 'pangolin-ui'].includes(client.clientId) ? 5 : 600,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),

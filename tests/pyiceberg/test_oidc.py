@@ -53,11 +53,11 @@ def oidc_server(tmp_path_factory):
     issuer = oidc_issuer()
     folder = tmp_path_factory.mktemp("oidc")
     providers = folder / "providers.json"
-    # No clock skew: the provider's tokens for `pangolin-cli` live 5 seconds, and the test of
-    # their refresh waits for one to be refused.
+    # No clock skew: the provider's tokens for people live 5 seconds, and the tests of their
+    # refresh wait for one to be refused.
     settings = {"issuer": issuer, "audiences": ["pangolin"], "clock-skew-seconds": 0}
     cli = {"client-id": "pangolin-cli", "scopes": ["openid", "offline_access", "catalog"]}
-    ui = {"client-id": "pangolin-ui", "client-secret": "pangolin-ui-secret", "scopes": ["openid", "catalog"]}
+    ui = {"client-id": "pangolin-ui", "client-secret": "pangolin-ui-secret", "scopes": ["openid", "offline_access", "catalog"]}
     providers.write_text(json.dumps([
         {"tenant": "default", "name": "idp", "settings": settings, "cli": cli, "browser": ui}
     ]))
@@ -198,7 +198,7 @@ def test_the_cli_names_what_is_missing_when_the_tenant_has_no_provider_for_peopl
     bool(os.environ.get("PANGOLIN_TEST_DATABASE_URL")),
     reason="the UI's sign-in does not depend on the backend: it runs once, in the SQLite pass",
 )
-def test_a_person_signs_in_to_the_ui_on_the_providers_page(oidc_server, browser):
+def test_a_person_signs_in_to_the_ui_on_the_providers_page_and_the_session_renews_there(oidc_server, browser):
     from selenium.webdriver.common.by import By
 
     browser.delete_all_cookies()
@@ -215,6 +215,32 @@ def test_a_person_signs_in_to_the_ui_on_the_providers_page(oidc_server, browser)
     # ana's group reads catalog `default`.
     browser.get(f"{oidc_server.url}/ui/catalogs/default")
     assert "main" in browser.page_source
+
+    # The provider's refresh token waits in a cookie the page's scripts cannot read, sealed:
+    # its value is no token of the provider's.
+    refresh = browser.get_cookie("pangolin_refresh")
+    assert refresh and refresh["httpOnly"] and refresh["path"] == "/ui", refresh
+    session = browser.get_cookie("pangolin_session")
+    assert session and session["value"].count(".") == 2, session
+    # The access token lives 5 seconds and its cookie as long; then the server renews the
+    # session at the provider with the refresh token and serves the page.
+    time.sleep(6)
+    browser.get(f"{oidc_server.url}/ui/catalogs/default")
+    assert browser.current_url == f"{oidc_server.url}/ui/catalogs/default", browser.page_source[:2000]
+    assert "main" in browser.page_source and "Signed in as oidc:default/idp/ana" in browser.page_source
+    renewed = browser.get_cookie("pangolin_session")
+    assert renewed and renewed["value"] != session["value"]
+    # The renewed session's forms carry its own CSRF token: signing out works, and ends the
+    # renewals too.
+    browser.find_element(By.XPATH, "//button[text()='Sign out']").click()
+    for _ in range(50):
+        if "/ui/login" in browser.current_url:
+            break
+        time.sleep(0.1)
+    assert browser.get_cookie("pangolin_refresh") is None
+    assert browser.get_cookie("pangolin_session") is None
+    browser.get(f"{oidc_server.url}/ui/catalogs/default")
+    assert "/ui/login" in browser.current_url
 
 
 def test_the_uis_provider_sign_in_refuses_answers_it_did_not_ask_for(oidc_server):

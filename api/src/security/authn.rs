@@ -39,6 +39,7 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
     if ui {
         crate::ui::session::bearer_from_cookie(&mut parts.headers);
     }
+    let mut renewed = Vec::new();
     let caller = match authenticate(&state, &parts.headers).await {
         Ok(caller) => caller,
         Err(refusal) => {
@@ -57,11 +58,16 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
                 },
             )
             .await;
-            if ui {
-                let wanted = parts.uri.path_and_query().map_or("/ui", |p| p.as_str());
-                return crate::ui::session::sign_in_first(wanted);
+            if !ui {
+                return ([(header::WWW_AUTHENTICATE, "Bearer")], refusal.error).into_response();
             }
-            return ([(header::WWW_AUTHENTICATE, "Bearer")], refusal.error).into_response();
+            match renew_ui_session(&state, &mut parts).await {
+                Ok((caller, cookies)) => {
+                    renewed = cookies;
+                    caller
+                }
+                Err(response) => return response,
+            }
         }
     };
     let params = match RawPathParams::from_request_parts(&mut parts, &state).await {
@@ -111,10 +117,15 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
     }
     let mutation = !matches!(parts.method, Method::GET | Method::HEAD);
     let path = parts.uri.path().to_owned();
-    let response = caller
+    let mut response = caller
         .clone()
         .scope(next.run(Request::from_parts(parts, body)))
         .await;
+    for cookie in renewed {
+        if let Ok(value) = header::HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
     if mutation {
         let status = response.status();
         // A UI form that worked answers with a redirect to the page to show next.
@@ -143,6 +154,33 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
         .await;
     }
     response
+}
+
+/// A UI request whose session was refused: renewed through the identity provider that signed
+/// it in (the caller, and the cookies to set), or the answer to give instead: to the sign-in
+/// page (clearing a session that ended), or a 503 page when the provider cannot be reached.
+async fn renew_ui_session(
+    state: &AppState,
+    parts: &mut axum::http::request::Parts,
+) -> Result<(Caller, Vec<String>), Response> {
+    use crate::ui::provider_session::{Renewal, renew};
+    let wanted = parts.uri.path_and_query().map_or("/ui", |p| p.as_str());
+    match renew(state, &mut parts.headers).await {
+        Renewal::Renewed { caller, cookies } => Ok((*caller, cookies)),
+        Renewal::Nothing => Err(crate::ui::session::sign_in_first(wanted)),
+        Renewal::Ended(clear) => {
+            let mut response = crate::ui::session::sign_in_first(wanted);
+            if let Ok(value) = header::HeaderValue::from_str(&clear) {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+            Err(response)
+        }
+        Renewal::Unavailable(message) => Err(crate::ui::error_page(&ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailableException",
+            format!("your session could not be renewed: {message}"),
+        ))),
+    }
 }
 
 fn route_of(method: &Method, matched: Option<&MatchedPath>) -> Option<&'static Route> {

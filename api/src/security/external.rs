@@ -101,6 +101,8 @@ pub struct Provider {
     pub cli: Option<PublicClient>,
     pub browser: Option<BrowserClient>,
     pub admin_groups: HashSet<String>,
+    /// The web UI's sessions renewed through its refresh tokens of late.
+    pub renewals: crate::ui::provider_session::Renewals,
 }
 
 impl Provider {
@@ -197,6 +199,7 @@ impl Providers {
                 cli: config.cli,
                 browser: config.browser,
                 admin_groups: config.admin_groups.into_iter().collect(),
+                renewals: Default::default(),
             });
             all.push(provider.clone());
             by_issuer

@@ -11,6 +11,7 @@ pub mod catalogs;
 pub mod history;
 pub mod manage;
 pub mod merge;
+pub mod provider_session;
 pub mod provider_sign_in;
 pub mod session;
 pub mod table;

@@ -15,7 +15,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{SESSION_COOKIE, next_of, secure};
+use super::provider_session;
+use super::session::{next_of, secure};
 use super::{enc, page};
 use crate::security::external::{self, BrowserClient, Provider};
 use crate::state::AppState;
@@ -121,7 +122,7 @@ fn callback_uri(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The provider's client for browsers and its discovery document, or why there is none.
-async fn browser_client(
+pub(super) async fn browser_client(
     provider: &Provider,
 ) -> Result<(&BrowserClient, &pangolin_oidc::Discovery), String> {
     let client = provider
@@ -266,16 +267,15 @@ pub async fn callback(
         );
     };
     match session_token(&state, &provider, &headers, code, &flight).await {
-        Ok((token, lifetime)) => {
-            let session = format!(
-                "{SESSION_COOKIE}={token}; Path=/ui; HttpOnly; SameSite=Strict; \
-                 Max-Age={lifetime}{}",
-                secure(&headers)
-            );
+        Ok(tokens) => {
+            let session = provider_session::session_cookie(&tokens.access_token, &tokens, &headers);
+            // Without a refresh token, one of an earlier session must not outlive this one.
+            let refresh = provider_session::refresh_cookie(&state, &provider, &tokens, &headers)
+                .unwrap_or_else(provider_session::forget_refresh);
             let done =
                 format!("{FLIGHT_COOKIE}=; Path=/ui/login/oidc; HttpOnly; SameSite=Lax; Max-Age=0");
             let mut response = Redirect::to(&flight.next).into_response();
-            for cookie in [session, done] {
+            for cookie in [session, refresh, done] {
                 if let Ok(value) = cookie.parse() {
                     response.headers_mut().append(header::SET_COOKIE, value);
                 }
@@ -286,15 +286,15 @@ pub async fn callback(
     }
 }
 
-/// Trades the code for the provider's access token and checks that token as every request
-/// will; its lifetime in seconds for the cookie.
+/// Trades the code for the provider's tokens and checks the access token as every request
+/// will.
 async fn session_token(
     state: &AppState,
     provider: &Arc<Provider>,
     headers: &HeaderMap,
     code: &str,
     flight: &Flight,
-) -> Result<(String, u64), (StatusCode, String)> {
+) -> Result<pangolin_oidc::TokenAnswer, (StatusCode, String)> {
     let unavailable = |m: String| (StatusCode::SERVICE_UNAVAILABLE, m);
     let (client, discovery) = browser_client(provider).await.map_err(unavailable)?;
     let token_endpoint = discovery
@@ -346,6 +346,5 @@ async fn session_token(
         .await;
         return Err((refusal.error.status, refusal.error.message));
     }
-    let lifetime = tokens.expires_in.unwrap_or(3600);
-    Ok((tokens.access_token, lifetime))
+    Ok(tokens)
 }

@@ -6,7 +6,7 @@
 use axum::extract::{Form, FromRequestParts, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -27,6 +27,9 @@ pub const LOGIN_COOKIE: &str = "pangolin_login";
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     token: Option<String>,
+    /// The identity provider's sealed refresh token of a session it signed in, which outlives
+    /// the access tokens it renews (see `provider_session`).
+    refresh: Option<String>,
 }
 
 /// A cookie's value from the request.
@@ -46,21 +49,28 @@ impl Session {
     pub fn from_headers(headers: &HeaderMap) -> Self {
         Self {
             token: cookie(headers, SESSION_COOKIE),
+            refresh: cookie(headers, super::provider_session::REFRESH_COOKIE),
         }
+    }
+
+    /// The secret the CSRF token derives from: the refresh cookie where there is one, so a
+    /// form rendered before the session was renewed still belongs to it.
+    fn secret(&self) -> Option<&str> {
+        self.refresh.as_deref().or(self.token.as_deref())
     }
 
     /// The CSRF token of this session: a hash of its secret credential, so only a page the
     /// server rendered for this session can hold it. Empty without a session.
     pub fn csrf(&self) -> String {
-        self.token.as_deref().map(csrf_of).unwrap_or_default()
+        self.secret().map(csrf_of).unwrap_or_default()
     }
 
     /// Whether a form's CSRF field belongs to this session. Without a session (no sign-in
     /// needed) there is no credential to ride on.
     pub fn accepts(&self, field: &str) -> bool {
-        match &self.token {
+        match self.secret() {
             None => true,
-            Some(token) => constant_time_eq(csrf_of(token).as_bytes(), field.as_bytes()),
+            Some(secret) => constant_time_eq(csrf_of(secret).as_bytes(), field.as_bytes()),
         }
     }
 }
@@ -273,7 +283,14 @@ pub async fn login(
         "{SESSION_COOKIE}={token}; Path=/ui; HttpOnly; SameSite=Strict{}",
         secure(&headers)
     );
-    ([(header::SET_COOKIE, cookie)], Redirect::to(&next)).into_response()
+    // An identity provider's refresh token of an earlier session would renew that session,
+    // not this one.
+    let refresh = super::provider_session::forget_refresh();
+    (
+        AppendHeaders([(header::SET_COOKIE, cookie), (header::SET_COOKIE, refresh)]),
+        Redirect::to(&next),
+    )
+        .into_response()
 }
 
 /// `; Secure` when the request came over TLS (through a proxy that says so).
@@ -313,7 +330,13 @@ pub async fn logout(
     }
 
     let cookie = format!("{SESSION_COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0");
-    ([(header::SET_COOKIE, cookie)], Redirect::to("/ui/login")).into_response()
+    // A provider's refresh token would sign the browser in again: it goes too.
+    let refresh = super::provider_session::forget_refresh();
+    (
+        AppendHeaders([(header::SET_COOKIE, cookie), (header::SET_COOKIE, refresh)]),
+        Redirect::to("/ui/login"),
+    )
+        .into_response()
 }
 
 #[cfg(test)]
@@ -333,6 +356,20 @@ mod tests {
         assert!(!session.accepts(""));
         bearer_from_cookie(&mut headers);
         assert_eq!(headers[header::AUTHORIZATION], "Bearer tok123");
+    }
+
+    #[test]
+    fn a_form_of_a_provider_session_stays_valid_when_the_session_is_renewed() {
+        let session = |cookies: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::COOKIE, HeaderValue::from_static(cookies));
+            Session::from_headers(&headers)
+        };
+        let before = session("pangolin_session=old; pangolin_refresh=sealed");
+        let after = session("pangolin_session=new; pangolin_refresh=sealed");
+        assert!(after.accepts(&before.csrf()));
+        // Another refresh cookie is another session.
+        assert!(!session("pangolin_session=new; pangolin_refresh=other").accepts(&before.csrf()));
     }
 
     #[test]

@@ -107,6 +107,34 @@ impl fmt::Debug for Sealed {
     }
 }
 
+impl Sealed {
+    /// The nonce followed by the ciphertext, for places with little room (a browser cookie
+    /// holds about 4 KB; hex would double the size). The algorithm is the current one.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, OpenError> {
+        let mut bytes =
+            hex::decode(&self.nonce).map_err(|_| OpenError::Malformed("the nonce is not hex"))?;
+        bytes.extend(
+            hex::decode(&self.ciphertext)
+                .map_err(|_| OpenError::Malformed("the ciphertext is not hex"))?,
+        );
+        Ok(bytes)
+    }
+
+    /// A value from [`Sealed::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, OpenError> {
+        // A nonce and at least the 16-byte tag.
+        if bytes.len() < NONCE_BYTES + 16 {
+            return Err(OpenError::Malformed("too short to be a sealed value"));
+        }
+        let (nonce, ciphertext) = bytes.split_at(NONCE_BYTES);
+        Ok(Self {
+            algorithm: ALGORITHM.to_owned(),
+            nonce: hex::encode(nonce),
+            ciphertext: hex::encode(ciphertext),
+        })
+    }
+}
+
 /// Encryption failed (the cipher refused the input; in practice only for inputs past its size
 /// limit).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -190,6 +218,27 @@ mod tests {
             open(&SecretKey::generate(), b"tenancy/a", &sealed).unwrap_err(),
             OpenError::WrongKeyOrTampered
         );
+    }
+
+    #[test]
+    fn the_byte_form_opens_as_the_value_did_and_refuses_what_is_too_short() {
+        let key = SecretKey::generate();
+        let sealed = seal(&key, b"k", b"refresh").unwrap();
+        let bytes = sealed.to_bytes().unwrap();
+        assert_eq!(bytes.len(), NONCE_BYTES + b"refresh".len() + 16);
+        let back = Sealed::from_bytes(&bytes).unwrap();
+        assert_eq!(back, sealed);
+        assert_eq!(&open(&key, b"k", &back).unwrap()[..], b"refresh");
+        let mut flipped = bytes.clone();
+        flipped[NONCE_BYTES] ^= 1;
+        assert_eq!(
+            open(&key, b"k", &Sealed::from_bytes(&flipped).unwrap()).unwrap_err(),
+            OpenError::WrongKeyOrTampered
+        );
+        assert!(matches!(
+            Sealed::from_bytes(&bytes[..NONCE_BYTES + 15]),
+            Err(OpenError::Malformed(_))
+        ));
     }
 
     #[test]
