@@ -13,10 +13,12 @@ are skipped, except in CI, where they fail.
 
 import contextlib
 import os
+import pathlib
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import types
@@ -25,6 +27,10 @@ import uuid
 
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+
+# The Python client's tests import it from its source (test_client_package.py builds and
+# installs the wheel itself).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "clients" / "python" / "src"))
 
 import s3_bucket
 import sts_server

@@ -1,0 +1,659 @@
+"""Every operation of the management API, written once over a transport (see `_transport`).
+
+Each method is marked with the OpenAPI operation it calls (`METHOD /path`), so a test can
+check that every operation the server documents has a method here. With the blocking client
+a method answers with its value; with the asyncio client, with an awaitable of it, and
+listings are async iterators."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, TypeVar, Union
+from urllib.parse import quote
+
+from . import models as m
+from ._transport import Call, Paging
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def operation(spec: str) -> Callable[[F], F]:
+    """Marks a method as the client of the OpenAPI operation `spec` (`GET /api/v1/...`)."""
+
+    def mark(method: F) -> F:
+        method.__pangolin_operation__ = spec  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+def _seg(value: str) -> str:
+    """One path segment, percent-encoded (principal ids hold `:` and `/`)."""
+    return quote(value, safe="")
+
+
+def _reader(model: Any) -> Callable[[Any], Any]:
+    return model.model_validate
+
+
+def _nothing(_: Any) -> None:
+    return None
+
+
+def _options(**fields: Any) -> Dict[str, Any]:
+    """A request body of the given fields, in the API's spelling, without the unset ones."""
+    return {k.replace("_", "-"): v for k, v in fields.items() if v is not None}
+
+
+Key = Union[str, Sequence[str]]
+"""A table's or namespace's key: its levels (`["sales", "orders"]`), or a dotted name
+(`"sales.orders"`) when no level holds a dot."""
+
+
+def _key(key: Optional[Key]) -> Optional[str]:
+    """A key as the API spells it in queries: its levels joined by the unit separator."""
+    if key is None:
+        return None
+    levels = key.split(".") if isinstance(key, str) else list(key)
+    return "\x1f".join(levels)
+
+
+Resolution = Dict[str, Any]
+"""A per-key resolution: `{"key": ["sales", "orders"], "take": "ours" | "theirs"}`."""
+
+
+class _Resource:
+    def __init__(self, transport: Any) -> None:
+        self._t = transport
+
+    def _send(self, call: Call) -> Any:
+        return self._t.send(call)
+
+    def _admin_pages(self, path: str, items: str, model: Any, **params: Any) -> Any:
+        """A listing of the admin API (`page-token`, `page-size`)."""
+
+        def call(token: Optional[str]) -> Call:
+            return Call("GET", path, params={**_options(**params), "page-token": token})
+
+        return self._t.pages(Paging(call, items, _reader(model)))
+
+
+class Versioning(_Resource):
+    """Branches, tags, history and merges of one catalog."""
+
+    def __init__(self, transport: Any, catalog: str) -> None:
+        super().__init__(transport)
+        self.catalog_name = catalog
+        self._base = f"/api/v1/catalogs/{_seg(catalog)}"
+
+    def _pages(self, path: str, items: str, model: Any, params: Dict[str, Any]) -> Paging:
+        def call(token: Optional[str]) -> Call:
+            return Call("GET", self._base + path, params={**params, "pageToken": token})
+
+        return Paging(call, items, _reader(model), size_param="pageSize")
+
+    # ---- references ----
+
+    @operation("GET /api/v1/catalogs/{catalog}/refs")
+    def list_refs(
+        self, type: Optional[str] = None, prefix: Optional[str] = None
+    ) -> Iterator[m.Ref]:
+        """Branches and tags (`type` `branch` or `tag` for one kind), by name."""
+        return self._t.pages(self._pages("/refs", "refs", m.Ref, {"type": type, "prefix": prefix}))
+
+    @operation("GET /api/v1/catalogs/{catalog}/refs/{name}")
+    def get_ref(self, name: str) -> m.ResolvedRef:
+        """What a reference expression names (`main`, `v1`, `main~3`, `main#<time>`)."""
+        return self._send(Call("GET", f"{self._base}/refs/{_seg(name)}", read=_reader(m.ResolvedRef)))
+
+    @operation("POST /api/v1/catalogs/{catalog}/refs")
+    def create_ref(self, name: str, from_: Optional[str] = None, type: str = "branch") -> m.Ref:
+        """A new branch (or tag, with `type="tag"`) at `from_` (the default branch when None)."""
+        body = {"name": name, "type": type, "from": from_}
+        return self._send(Call("POST", f"{self._base}/refs", json=_options(**body), read=_reader(m.Ref)))
+
+    @operation("PUT /api/v1/catalogs/{catalog}/refs/{name}")
+    def assign_ref(self, name: str, to: str, expected_hash: str) -> m.AssignedRef:
+        """Moves branch `name` to `to`, if it is still at `expected_hash`."""
+        body = {"to": to, "expected-hash": expected_hash}
+        return self._send(
+            Call("PUT", f"{self._base}/refs/{_seg(name)}", json=body, read=_reader(m.AssignedRef))
+        )
+
+    @operation("DELETE /api/v1/catalogs/{catalog}/refs/{name}")
+    def delete_ref(self, name: str, expected_hash: Optional[str] = None) -> None:
+        """Deletes a branch or tag (only if still at `expected_hash`, when given)."""
+        params = {"expected-hash": expected_hash}
+        return self._send(Call("DELETE", f"{self._base}/refs/{_seg(name)}", params=params, read=_nothing))
+
+    @operation("GET /api/v1/catalogs/{catalog}/refs/{name}/log")
+    def ref_log(self, name: str, **filters: Any) -> Iterator[m.Commit]:
+        """The commits of reference `name`, newest first (filters as for `log`)."""
+        if "key" in filters:
+            filters["key"] = _key(filters["key"])
+        path = f"/refs/{_seg(name)}/log"
+        return self._t.pages(self._pages(path, "commits", m.Commit, _filters(**filters)))
+
+    def branch(self, name: str) -> "Branch":
+        """Branch `name` of this catalog, to create, read, merge or delete."""
+        return Branch(self, name)
+
+    def tag(self, name: str) -> "Tag":
+        return Tag(self, name)
+
+    # ---- history ----
+
+    @operation("GET /api/v1/catalogs/{catalog}/log")
+    def log(
+        self,
+        ref: Optional[str] = None,
+        *,
+        author: Optional[str] = None,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
+        key: Optional[Key] = None,
+    ) -> Iterator[m.Commit]:
+        """Commits of `ref` (the default branch when None), newest first, paged as you read;
+        `key` keeps the commits that changed one table (`sales.orders`); `since` and `until`
+        are RFC 3339 times."""
+        params = _filters(ref=ref, author=author, since=since, until=until, key=_key(key))
+        return self._t.pages(self._pages("/log", "commits", m.Commit, params))
+
+    @operation("GET /api/v1/catalogs/{catalog}/commits/{reference}")
+    def commit(self, reference: str) -> m.CommitDetail:
+        """A commit with all its changes against its first parent."""
+        paging = self._pages(f"/commits/{_seg(reference)}", "changes", m.Change, {})
+
+        def then(first: Any, changes: List[m.Change]) -> m.CommitDetail:
+            head = {k: v for k, v in first.items() if k not in ("changes", "next-page-token")}
+            return m.CommitDetail.model_validate({**head, "changes": changes})
+
+        return self._t.gather(paging, then)
+
+    @operation("GET /api/v1/catalogs/{catalog}/diff")
+    def diff(self, from_: str, to: str, prefix: Optional[Key] = None) -> Iterator[m.Change]:
+        """What changed from `from_` to `to` (any references), by key; `prefix` keeps what
+        lies under one namespace."""
+        params = {"from": from_, "to": to, "prefix": _key(prefix)}
+        return self._t.pages(self._pages("/diff", "changes", m.Change, params))
+
+    @operation("GET /api/v1/catalogs/{catalog}/entries")
+    def entries(self, ref: Optional[str] = None, prefix: Optional[Key] = None) -> Iterator[m.KeyedEntry]:
+        """Every key and entry at `ref`, by key; `prefix` (`sales`) keeps one namespace's."""
+        params = {"ref": ref, "prefix": _key(prefix)}
+        return self._t.pages(self._pages("/entries", "entries", m.KeyedEntry, params))
+
+    # ---- merging ----
+
+    @operation("POST /api/v1/catalogs/{catalog}/merge")
+    def merge(
+        self,
+        source: str,
+        target: Optional[str] = None,
+        *,
+        dry_run: bool = False,
+        fast_forward: Optional[str] = None,
+        squash: bool = False,
+        strategy: Optional[str] = None,
+        resolutions: Sequence[Resolution] = (),
+        message: Optional[str] = None,
+        expected_target_head: Optional[str] = None,
+    ) -> m.HistoryResult:
+        """Merges `source` into `target` (the default branch when None). Conflicts raise
+        `ConflictError` with `.conflicts`; nothing moved then."""
+        body = _history(
+            source=source,
+            target=target,
+            dry_run=dry_run,
+            fast_forward=fast_forward,
+            squash=squash,
+            strategy=strategy,
+            resolutions=resolutions,
+            message=message,
+            expected_target_head=expected_target_head,
+        )
+        return self._send(Call("POST", f"{self._base}/merge", json=body, read=_reader(m.HistoryResult)))
+
+    @operation("POST /api/v1/catalogs/{catalog}/cherry-pick")
+    def cherry_pick(
+        self,
+        commits: Sequence[str],
+        onto: Optional[str] = None,
+        *,
+        dry_run: bool = False,
+        squash: bool = False,
+        strategy: Optional[str] = None,
+        resolutions: Sequence[Resolution] = (),
+        message: Optional[str] = None,
+        expected_target_head: Optional[str] = None,
+    ) -> m.HistoryResult:
+        """Applies `commits` (oldest first) onto branch `onto`."""
+        body = _history(
+            commits=list(commits),
+            onto=onto,
+            dry_run=dry_run,
+            squash=squash,
+            strategy=strategy,
+            resolutions=resolutions,
+            message=message,
+            expected_target_head=expected_target_head,
+        )
+        return self._send(Call("POST", f"{self._base}/cherry-pick", json=body, read=_reader(m.HistoryResult)))
+
+    @operation("POST /api/v1/catalogs/{catalog}/revert")
+    def revert(
+        self,
+        commit: str,
+        on: Optional[str] = None,
+        *,
+        dry_run: bool = False,
+        strategy: Optional[str] = None,
+        resolutions: Sequence[Resolution] = (),
+        message: Optional[str] = None,
+        expected_target_head: Optional[str] = None,
+    ) -> m.HistoryResult:
+        """Undoes `commit` on branch `on` with a new commit."""
+        body = _history(
+            commit=commit,
+            on=on,
+            dry_run=dry_run,
+            strategy=strategy,
+            resolutions=resolutions,
+            message=message,
+            expected_target_head=expected_target_head,
+        )
+        return self._send(Call("POST", f"{self._base}/revert", json=body, read=_reader(m.HistoryResult)))
+
+
+def _filters(**params: Any) -> Dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _history(*, dry_run: bool, resolutions: Sequence[Resolution], **fields: Any) -> Dict[str, Any]:
+    body = _options(**fields)
+    if dry_run:
+        body["dry-run"] = True
+    if body.get("squash") is False:
+        del body["squash"]
+    if resolutions:
+        body["resolutions"] = list(resolutions)
+    return body
+
+
+class Branch:
+    """One branch, for short calls: `client.branch("dev").create(from_="main")`."""
+
+    def __init__(self, versioning: Versioning, name: str) -> None:
+        self._v = versioning
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Branch({self._v.catalog_name!r}, {self.name!r})"
+
+    def create(self, from_: Optional[str] = None) -> m.Ref:
+        return self._v.create_ref(self.name, from_=from_)
+
+    def get(self) -> m.ResolvedRef:
+        return self._v.get_ref(self.name)
+
+    def delete(self, expected_hash: Optional[str] = None) -> None:
+        return self._v.delete_ref(self.name, expected_hash=expected_hash)
+
+    def assign(self, to: str, expected_hash: str) -> m.AssignedRef:
+        return self._v.assign_ref(self.name, to, expected_hash)
+
+    def log(self, **filters: Any) -> Iterator[m.Commit]:
+        return self._v.log(self.name, **filters)
+
+    def merge_into(self, target: Optional[str] = None, **options: Any) -> m.HistoryResult:
+        """Merges this branch into `target` (the default branch when None)."""
+        return self._v.merge(self.name, target, **options)
+
+
+class Tag:
+    """One tag: create, read, delete."""
+
+    def __init__(self, versioning: Versioning, name: str) -> None:
+        self._v = versioning
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Tag({self._v.catalog_name!r}, {self.name!r})"
+
+    def create(self, from_: Optional[str] = None) -> m.Ref:
+        return self._v.create_ref(self.name, from_=from_, type="tag")
+
+    def get(self) -> m.ResolvedRef:
+        return self._v.get_ref(self.name)
+
+    def delete(self) -> None:
+        return self._v.delete_ref(self.name)
+
+
+class Tenants(_Resource):
+    """Tenants of the deployment (root only)."""
+
+    @operation("GET /api/v1/tenants")
+    def list(self) -> Iterator[m.Tenant]:
+        return self._admin_pages("/api/v1/tenants", "tenants", m.Tenant)
+
+    @operation("POST /api/v1/tenants")
+    def create(
+        self,
+        name: str,
+        description: Optional[str] = None,
+        admin_username: Optional[str] = None,
+        admin_password: Optional[str] = None,
+    ) -> m.Tenant:
+        """A tenant, with its first administrator when both admin fields are given."""
+        body: Dict[str, Any] = _options(name=name, description=description)
+        if admin_username is not None or admin_password is not None:
+            body["admin"] = {"username": admin_username, "password": admin_password}
+        return self._send(Call("POST", "/api/v1/tenants", json=body, read=_reader(m.Tenant)))
+
+    @operation("GET /api/v1/tenants/{tenant}")
+    def get(self, name: str) -> m.Tenant:
+        return self._send(Call("GET", f"/api/v1/tenants/{_seg(name)}", read=_reader(m.Tenant)))
+
+    @operation("PATCH /api/v1/tenants/{tenant}")
+    def update(self, name: str, description: Optional[str]) -> m.Tenant:
+        """Sets the description (None clears it)."""
+        body = {"description": description}
+        return self._send(Call("PATCH", f"/api/v1/tenants/{_seg(name)}", json=body, read=_reader(m.Tenant)))
+
+    @operation("DELETE /api/v1/tenants/{tenant}")
+    def delete(self, name: str) -> None:
+        return self._send(Call("DELETE", f"/api/v1/tenants/{_seg(name)}", read=_nothing))
+
+
+_KEEP = object()
+"""A warehouse's credentials left out of a replacement: kept as stored."""
+
+
+class Warehouses(_Resource):
+    """Where a tenant's catalogs keep their files, and the keys to reach them."""
+
+    @operation("GET /api/v1/warehouses")
+    def list(self) -> Iterator[m.Warehouse]:
+        return self._admin_pages("/api/v1/warehouses", "warehouses", m.Warehouse)
+
+    @operation("POST /api/v1/warehouses")
+    def create(
+        self, name: str, storage: Dict[str, Any], credentials: Optional[Dict[str, Any]] = None
+    ) -> m.Warehouse:
+        """`storage` as `{"type": "local", "root": "/data/lake"}`, `{"type": "s3", ...}`, ...;
+        `credentials` stored encrypted and never shown again."""
+        body = _options(name=name, storage=storage, credentials=credentials)
+        return self._send(Call("POST", "/api/v1/warehouses", json=body, read=_reader(m.Warehouse)))
+
+    @operation("GET /api/v1/warehouses/{warehouse}")
+    def get(self, name: str) -> m.Warehouse:
+        return self._send(Call("GET", f"/api/v1/warehouses/{_seg(name)}", read=_reader(m.Warehouse)))
+
+    @operation("PUT /api/v1/warehouses/{warehouse}")
+    def replace(
+        self,
+        name: str,
+        storage: Dict[str, Any],
+        credentials: Any = _KEEP,
+        version: Optional[int] = None,
+    ) -> m.Warehouse:
+        """New storage settings; credentials kept when left out, removed with None; with
+        `version`, refused (409) if the warehouse changed since."""
+        body: Dict[str, Any] = {"storage": storage}
+        if credentials is not _KEEP:
+            body["credentials"] = credentials
+        if version is not None:
+            body["version"] = version
+        return self._send(Call("PUT", f"/api/v1/warehouses/{_seg(name)}", json=body, read=_reader(m.Warehouse)))
+
+    @operation("DELETE /api/v1/warehouses/{warehouse}")
+    def delete(self, name: str) -> None:
+        return self._send(Call("DELETE", f"/api/v1/warehouses/{_seg(name)}", read=_nothing))
+
+
+class Catalogs(_Resource):
+    """The tenant's catalogs (each bound to a warehouse)."""
+
+    @operation("GET /api/v1/catalogs")
+    def list(self) -> List[m.Catalog]:
+        def read(body: Any) -> List[m.Catalog]:
+            return [m.Catalog.model_validate(c) for c in body["catalogs"]]
+
+        return self._send(Call("GET", "/api/v1/catalogs", read=read))
+
+    @operation("POST /api/v1/catalogs")
+    def create(self, name: str, warehouse: str, properties: Optional[Dict[str, str]] = None) -> m.Catalog:
+        body = _options(name=name, warehouse=warehouse, properties=properties)
+        return self._send(Call("POST", "/api/v1/catalogs", json=body, read=_reader(m.Catalog)))
+
+    @operation("GET /api/v1/catalogs/{catalog}")
+    def get(self, name: str) -> m.Catalog:
+        return self._send(Call("GET", f"/api/v1/catalogs/{_seg(name)}", read=_reader(m.Catalog)))
+
+    @operation("DELETE /api/v1/catalogs/{catalog}")
+    def delete(self, name: str) -> None:
+        return self._send(Call("DELETE", f"/api/v1/catalogs/{_seg(name)}", read=_nothing))
+
+
+class Users(_Resource):
+    """The tenant's users."""
+
+    @operation("GET /api/v1/users")
+    def list(self) -> Iterator[m.User]:
+        return self._admin_pages("/api/v1/users", "users", m.User)
+
+    @operation("POST /api/v1/users")
+    def create(self, username: str, password: str, admin: bool = False) -> m.User:
+        body = {"username": username, "password": password, "admin": admin}
+        return self._send(Call("POST", "/api/v1/users", json=body, read=_reader(m.User)))
+
+    @operation("GET /api/v1/users/{user}")
+    def get(self, username: str) -> m.User:
+        return self._send(Call("GET", f"/api/v1/users/{_seg(username)}", read=_reader(m.User)))
+
+    @operation("DELETE /api/v1/users/{user}")
+    def delete(self, username: str) -> None:
+        return self._send(Call("DELETE", f"/api/v1/users/{_seg(username)}", read=_nothing))
+
+    @operation("PUT /api/v1/users/{user}/disabled")
+    def set_disabled(self, username: str, disabled: bool) -> m.User:
+        path = f"/api/v1/users/{_seg(username)}/disabled"
+        return self._send(Call("PUT", path, json={"disabled": disabled}, read=_reader(m.User)))
+
+    @operation("PUT /api/v1/users/{user}/password")
+    def reset_password(self, username: str, password: str) -> None:
+        """An administrator's reset: the user's tokens stop working."""
+        path = f"/api/v1/users/{_seg(username)}/password"
+        return self._send(Call("PUT", path, json={"password": password}, read=_nothing))
+
+
+class ServiceUsers(_Resource):
+    """The tenant's service users and their API keys."""
+
+    @operation("GET /api/v1/service-users")
+    def list(self) -> Iterator[m.ServiceUser]:
+        return self._admin_pages("/api/v1/service-users", "service-users", m.ServiceUser)
+
+    @operation("POST /api/v1/service-users")
+    def create(self, name: str) -> m.ServiceUser:
+        return self._send(Call("POST", "/api/v1/service-users", json={"name": name}, read=_reader(m.ServiceUser)))
+
+    @operation("GET /api/v1/service-users/{name}")
+    def get(self, name: str) -> m.ServiceUser:
+        return self._send(Call("GET", f"/api/v1/service-users/{_seg(name)}", read=_reader(m.ServiceUser)))
+
+    @operation("DELETE /api/v1/service-users/{name}")
+    def delete(self, name: str) -> None:
+        return self._send(Call("DELETE", f"/api/v1/service-users/{_seg(name)}", read=_nothing))
+
+    @operation("GET /api/v1/service-users/{name}/keys")
+    def list_keys(self, name: str) -> List[m.ServiceKey]:
+        def read(body: Any) -> List[m.ServiceKey]:
+            return [m.ServiceKey.model_validate(k) for k in body["keys"]]
+
+        return self._send(Call("GET", f"/api/v1/service-users/{_seg(name)}/keys", read=read))
+
+    @operation("POST /api/v1/service-users/{name}/keys")
+    def create_key(self, name: str, expires_in_seconds: Optional[int] = None) -> m.NewServiceKey:
+        """A new key; its secret (`.key`) is shown only in this answer."""
+        body = _options(expires_in_seconds=expires_in_seconds)
+        path = f"/api/v1/service-users/{_seg(name)}/keys"
+        return self._send(Call("POST", path, json=body, read=_reader(m.NewServiceKey)))
+
+    @operation("DELETE /api/v1/service-users/{name}/keys/{key}")
+    def revoke_key(self, name: str, key_id: str) -> m.ServiceKey:
+        path = f"/api/v1/service-users/{_seg(name)}/keys/{_seg(key_id)}"
+        return self._send(Call("DELETE", path, read=_reader(m.ServiceKey)))
+
+    @operation("POST /api/v1/service-users/{name}/keys/{key}/rotate")
+    def rotate_key(
+        self,
+        name: str,
+        key_id: str,
+        grace_seconds: Optional[int] = None,
+        expires_in_seconds: Optional[int] = None,
+    ) -> m.NewServiceKey:
+        """A new key for the same service user; the old one stops now, or after the grace."""
+        body = _options(grace_seconds=grace_seconds, expires_in_seconds=expires_in_seconds)
+        path = f"/api/v1/service-users/{_seg(name)}/keys/{_seg(key_id)}/rotate"
+        return self._send(Call("POST", path, json=body, read=_reader(m.NewServiceKey)))
+
+
+GrantLike = Union[m.Grant, Dict[str, Any]]
+
+
+def _grants(grants: Sequence[GrantLike]) -> List[Dict[str, Any]]:
+    return [
+        g.model_dump(by_alias=True, exclude_none=True) if isinstance(g, m.Grant) else dict(g)
+        for g in grants
+    ]
+
+
+class Roles(_Resource):
+    """Roles (grants of privileges) and who holds them."""
+
+    @operation("GET /api/v1/roles")
+    def list(self) -> Iterator[m.Role]:
+        return self._admin_pages("/api/v1/roles", "roles", m.Role)
+
+    @operation("POST /api/v1/roles")
+    def create(self, name: str, grants: Sequence[GrantLike], disabled: bool = False) -> m.Role:
+        body = {"name": name, "grants": _grants(grants), "disabled": disabled}
+        return self._send(Call("POST", "/api/v1/roles", json=body, read=_reader(m.Role)))
+
+    @operation("GET /api/v1/roles/{role}")
+    def get(self, name: str) -> m.Role:
+        return self._send(Call("GET", f"/api/v1/roles/{_seg(name)}", read=_reader(m.Role)))
+
+    @operation("PUT /api/v1/roles/{role}")
+    def replace(self, name: str, grants: Sequence[GrantLike], version: int, disabled: bool = False) -> m.Role:
+        """The whole role anew, at the `version` read (409 if it changed since)."""
+        body = {"grants": _grants(grants), "version": version, "disabled": disabled}
+        return self._send(Call("PUT", f"/api/v1/roles/{_seg(name)}", json=body, read=_reader(m.Role)))
+
+    @operation("DELETE /api/v1/roles/{role}")
+    def delete(self, name: str, version: Optional[int] = None) -> None:
+        params = {"version": version}
+        return self._send(Call("DELETE", f"/api/v1/roles/{_seg(name)}", params=params, read=_nothing))
+
+    @operation("GET /api/v1/roles/{role}/members")
+    def members(self, name: str) -> Iterator[str]:
+        """Principal ids holding the role (`user:acme/ana`, `group:acme/okta/analysts`, ...)."""
+
+        def call(token: Optional[str]) -> Call:
+            return Call("GET", f"/api/v1/roles/{_seg(name)}/members", params={"page-token": token})
+
+        return self._t.pages(Paging(call, "members", str))
+
+    @operation("PUT /api/v1/roles/{role}/members/{principal}")
+    def bind(self, name: str, principal: str) -> None:
+        path = f"/api/v1/roles/{_seg(name)}/members/{_seg(principal)}"
+        return self._send(Call("PUT", path, read=_nothing))
+
+    @operation("DELETE /api/v1/roles/{role}/members/{principal}")
+    def unbind(self, name: str, principal: str) -> None:
+        path = f"/api/v1/roles/{_seg(name)}/members/{_seg(principal)}"
+        return self._send(Call("DELETE", path, read=_nothing))
+
+
+class ExternalPrincipals(_Resource):
+    """Principals that identity providers signed in."""
+
+    @operation("GET /api/v1/external-principals")
+    def list(self, scope: Optional[str] = None) -> Iterator[m.ExternalPrincipal]:
+        """The tenant's; `scope="root"` (root only) the root scope's providers'."""
+        return self._admin_pages("/api/v1/external-principals", "principals", m.ExternalPrincipal, scope=scope)
+
+    @operation("GET /api/v1/external-principals/{principal}")
+    def get(self, id: str) -> m.ExternalPrincipal:
+        path = f"/api/v1/external-principals/{_seg(id)}"
+        return self._send(Call("GET", path, read=_reader(m.ExternalPrincipal)))
+
+    @operation("PUT /api/v1/external-principals/{principal}/disabled")
+    def set_disabled(self, id: str, disabled: bool) -> m.ExternalPrincipal:
+        path = f"/api/v1/external-principals/{_seg(id)}/disabled"
+        return self._send(Call("PUT", path, json={"disabled": disabled}, read=_reader(m.ExternalPrincipal)))
+
+
+class Audit(_Resource):
+    """The hash-chained audit log."""
+
+    @operation("GET /api/v1/audit")
+    def events(
+        self,
+        *,
+        tenant: Optional[str] = None,
+        principal: Optional[str] = None,
+        action: Optional[str] = None,
+        resource_type: Optional[str] = None,
+        resource_id: Optional[str] = None,
+        from_: Optional[str] = None,
+        until: Optional[str] = None,
+    ) -> Iterator[m.AuditEvent]:
+        """Events, newest first, filtered; times in RFC 3339 (`from_` inclusive)."""
+        filters = _options(
+            tenant=tenant,
+            principal=principal,
+            action=action,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            until=until,
+        )
+        if from_ is not None:
+            filters["from"] = from_
+
+        def call(token: Optional[str]) -> Call:
+            return Call("GET", "/api/v1/audit", params={**filters, "page-token": token})
+
+        return self._t.pages(Paging(call, "events", _reader(m.AuditEvent)))
+
+    @operation("GET /api/v1/audit/verify")
+    def verify(self) -> m.AuditVerification:
+        """Checks the hash chain."""
+        return self._send(Call("GET", "/api/v1/audit/verify", read=_reader(m.AuditVerification)))
+
+
+class Account(_Resource):
+    """The signed-in caller's own account, and token revocation."""
+
+    def whoami(self) -> m.Whoami:
+        return self._send(Call("GET", "/api/v1/whoami", read=_reader(m.Whoami)))
+
+    @operation("POST /api/v1/me/password")
+    def change_password(self, current: str, new: str) -> None:
+        body = {"current": current, "new": new}
+        return self._send(Call("POST", "/api/v1/me/password", json=body, read=_nothing))
+
+    @operation("POST /api/v1/tokens/revoke")
+    def revoke_token(self, token_id: str) -> None:
+        """Refuses the token with this id (`jti`) from now on."""
+        return self._send(Call("POST", "/api/v1/tokens/revoke", json={"token-id": token_id}, read=_nothing))
+
+    def identity_providers(self, tenant: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The identity providers a tenant's people sign in through (public)."""
+
+        def read(body: Any) -> List[Dict[str, Any]]:
+            return list(body["providers"])
+
+        params = {"tenant": tenant}
+        return self._send(Call("GET", "/api/v1/auth/providers", params=params, read=read, anonymous=True))

@@ -1,0 +1,233 @@
+"""Requests as values, and the two ways of sending them (blocking and asyncio).
+
+Every operation of the API is written once (in `_api`) as a function that builds a `Call`
+and hands it to its transport; the blocking transport answers with the value, the asyncio
+one with an awaitable of it, so the sync and async clients cannot drift apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import (
+    Any,
+    AsyncIterator,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    TypeVar,
+)
+
+import httpx
+
+from .auth import Credential
+from .errors import from_response
+
+T = TypeVar("T")
+
+#: The header through which root chooses the tenant it acts in.
+TENANT_HEADER = "X-Pangolin-Tenant"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request and how to read its answer (`read` gets the JSON body, or None for an
+    empty one)."""
+
+    method: str
+    path: str
+    params: Dict[str, Any] = field(default_factory=dict)
+    json: Any = None
+    read: Callable[[Any], Any] = lambda body: body
+    #: Sent without the credential (sign-in itself, public routes).
+    anonymous: bool = False
+
+
+@dataclass(frozen=True)
+class Paging:
+    """A listing read page by page: `call(token)` asks for the page after `token` (None for
+    the first); `items` names the list in each page; `model` reads one item."""
+
+    call: Callable[[Optional[str]], Call]
+    items: str
+    model: Callable[[Any], Any]
+    #: How this listing's page size is spelled (`pageSize` on the versioning routes).
+    size_param: str = "page-size"
+
+    def page(self, token: Optional[str], size: Optional[int]) -> Call:
+        call = self.call(token)
+        if size is None:
+            return call
+        return replace(call, params={**call.params, self.size_param: size})
+
+
+def _query(params: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _body(response: httpx.Response) -> Any:
+    if response.status_code == 204 or not response.content:
+        return None
+    return response.json()
+
+
+class _Base:
+    def __init__(
+        self, credential: Credential, acting_tenant: Optional[str], page_size: Optional[int]
+    ) -> None:
+        self.credential = credential
+        self.acting_tenant = acting_tenant
+        #: Items per page asked of listings (the server's default when None).
+        self.page_size = page_size
+
+    def _headers(self, call: Call) -> Dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self.acting_tenant:
+            headers[TENANT_HEADER] = self.acting_tenant
+        if not call.anonymous and self.credential.token:
+            headers["Authorization"] = f"Bearer {self.credential.token}"
+        return headers
+
+    @staticmethod
+    def _args(call: Call) -> Dict[str, Any]:
+        args: Dict[str, Any] = {"params": _query(call.params)}
+        if call.json is not None:
+            args["json"] = call.json
+        return args
+
+
+class SyncTransport(_Base):
+    """Sends calls with an `httpx.Client` and answers with their values."""
+
+    def __init__(
+        self,
+        http: httpx.Client,
+        credential: Credential,
+        acting_tenant: Optional[str] = None,
+        page_size: Optional[int] = None,
+    ) -> None:
+        super().__init__(credential, acting_tenant, page_size)
+        self.http = http
+
+    def _request(self, call: Call) -> httpx.Response:
+        return self.http.request(
+            call.method, call.path, headers=self._headers(call), **self._args(call)
+        )
+
+    def sign_in(self) -> None:
+        """Signs in (or renews) with the credential, where it needs a call for that."""
+        last: Optional[httpx.Response] = None
+        for call in self.credential.renewals():
+            response = self._request(call)
+            if response.is_success:
+                self.credential.took(response.json())
+                return
+            last = response
+        if last is not None:
+            raise from_response(last)
+
+    def send(self, call: Call) -> Any:
+        if not call.anonymous and self.credential.must_sign_in():
+            self.sign_in()
+        response = self._request(call)
+        if response.status_code == 401 and not call.anonymous and self.credential.renewable():
+            self.credential.expired()
+            self.sign_in()
+            response = self._request(call)
+        if not response.is_success:
+            raise from_response(response)
+        return call.read(_body(response))
+
+    def pages(self, paging: Paging) -> Iterator[Any]:
+        token: Optional[str] = None
+        while True:
+            page = self.send(paging.page(token, self.page_size))
+            for item in page[paging.items]:
+                yield paging.model(item)
+            token = page.get("next-page-token")
+            if not token:
+                return
+
+    def gather(self, paging: Paging, then: Callable[[Any, List[Any]], T]) -> T:
+        """Every page: `then(first page, all items)`."""
+        first: Any = None
+        items: List[Any] = []
+        token: Optional[str] = None
+        while True:
+            page = self.send(paging.page(token, self.page_size))
+            first = page if first is None else first
+            items.extend(paging.model(item) for item in page[paging.items])
+            token = page.get("next-page-token")
+            if not token:
+                return then(first, items)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class AsyncTransport(_Base):
+    """Sends calls with an `httpx.AsyncClient`; answers with awaitables (and async
+    iterators for listings)."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        credential: Credential,
+        acting_tenant: Optional[str] = None,
+        page_size: Optional[int] = None,
+    ) -> None:
+        super().__init__(credential, acting_tenant, page_size)
+        self.http = http
+
+    async def _request(self, call: Call) -> httpx.Response:
+        return await self.http.request(
+            call.method, call.path, headers=self._headers(call), **self._args(call)
+        )
+
+    async def sign_in(self) -> None:
+        last: Optional[httpx.Response] = None
+        for call in self.credential.renewals():
+            response = await self._request(call)
+            if response.is_success:
+                self.credential.took(response.json())
+                return
+            last = response
+        if last is not None:
+            raise from_response(last)
+
+    async def send(self, call: Call) -> Any:
+        if not call.anonymous and self.credential.must_sign_in():
+            await self.sign_in()
+        response = await self._request(call)
+        if response.status_code == 401 and not call.anonymous and self.credential.renewable():
+            self.credential.expired()
+            await self.sign_in()
+            response = await self._request(call)
+        if not response.is_success:
+            raise from_response(response)
+        return call.read(_body(response))
+
+    async def pages(self, paging: Paging) -> AsyncIterator[Any]:
+        token: Optional[str] = None
+        while True:
+            page = await self.send(paging.page(token, self.page_size))
+            for item in page[paging.items]:
+                yield paging.model(item)
+            token = page.get("next-page-token")
+            if not token:
+                return
+
+    async def gather(self, paging: Paging, then: Callable[[Any, List[Any]], T]) -> T:
+        first: Any = None
+        items: List[Any] = []
+        token: Optional[str] = None
+        while True:
+            page = await self.send(paging.page(token, self.page_size))
+            first = page if first is None else first
+            items.extend(paging.model(item) for item in page[paging.items])
+            token = page.get("next-page-token")
+            if not token:
+                return then(first, items)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()

@@ -1,0 +1,236 @@
+"""What the server answers, as typed models. Field names are the API's, in snake case
+(`previous-hash` is `previous_hash`); fields a newer server adds are kept, not refused."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Dict, List, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=_kebab, populate_by_name=True, extra="allow", frozen=True
+    )
+
+
+class Ref(Model):
+    """A branch or tag; `ahead`/`behind` count first-parent commits against the default branch
+    (branches only)."""
+
+    name: str
+    type: str
+    hash: str
+    ahead: Optional[int] = None
+    behind: Optional[int] = None
+
+
+class ResolvedRef(Model):
+    """What a reference expression (`main`, `v1`, `main~2`, `main#<hash>`, `main#<time>`)
+    names: `type` is `branch`, `tag` or `commit`."""
+
+    name: str
+    type: str
+    hash: str
+    time: datetime
+    message: str
+
+
+class AssignedRef(Model):
+    name: str
+    type: str
+    hash: str
+    previous_hash: str
+
+
+class Commit(Model):
+    hash: str
+    parents: List[str]
+    author: str
+    committer: str
+    time: datetime
+    message: str
+    properties: Dict[str, str] = {}
+
+
+class Entry(Model):
+    """What a key holds: a namespace, an Iceberg table or view, or a generic asset."""
+
+    type: str
+    content_id: str
+    metadata_location: Optional[str] = None
+    snapshot_id: Optional[int] = None
+    location: Optional[str] = None
+    properties: Optional[Dict[str, str]] = None
+
+
+class KeyedEntry(Model):
+    key: List[str]
+    entry: Entry
+
+
+class Change(Model):
+    """A key `added`, `modified` or `removed`, with a one-line summary of each difference."""
+
+    key: List[str]
+    kind: str
+    summary: List[str] = []
+    before: Optional[Entry] = None
+    after: Optional[Entry] = None
+
+
+class CommitDetail(Commit):
+    """A commit and its changes against its first parent (all of them: the client pages)."""
+
+    changes: List[Change] = []
+
+
+class Conflict(Model):
+    """A key both sides changed differently: `kind` is `both-modified`, `modified-deleted`,
+    `deleted-modified`, `both-added`, `identity-changed` or `namespace-deleted`."""
+
+    key: List[str]
+    kind: str
+    base: Optional[Entry] = None
+    ours: Optional[Entry] = None
+    theirs: Optional[Entry] = None
+
+
+class HistoryResult(Model):
+    """What a merge, cherry-pick or revert did, or would do in a dry run."""
+
+    result: str
+    dry_run: bool
+    previous_head: str
+    commits: List[str] = []
+    changes: List[Change] = []
+    resolved: List[Conflict] = []
+    conflicts: List[Conflict] = []
+    error: Optional[Any] = None
+
+
+class Tenant(Model):
+    name: str
+    description: Optional[str] = None
+    admin: Optional[str] = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Warehouse(Model):
+    """`storage` as the server describes it (`{"type": "s3", "bucket": ...}`); credentials
+    only as which fields are set, never their values."""
+
+    name: str
+    storage: Dict[str, Any]
+    credentials: Optional[Dict[str, Any]] = None
+    created_at: datetime
+    updated_at: datetime
+    version: int
+
+
+class Catalog(Model):
+    name: str
+    default_branch: str
+    warehouse: str
+    properties: Dict[str, str] = {}
+    created_at: Optional[datetime] = None
+
+
+class User(Model):
+    id: str
+    username: str
+    admin: bool
+    disabled: bool
+    created_at: datetime
+
+
+class ServiceUser(Model):
+    id: str
+    name: str
+    disabled: bool
+    created_at: datetime
+
+
+class ServiceKey(Model):
+    id: str
+    service_user: str
+    created_at: datetime
+    expires_at: Optional[datetime] = None
+    revoked_at: Optional[datetime] = None
+    last_used_at: Optional[datetime] = None
+
+
+class NewServiceKey(ServiceKey):
+    """A key as created: the only time its secret is shown. `key` is a bearer credential;
+    `client_id` and `client_secret` are for the Iceberg OAuth2 client-credentials flow."""
+
+    key: str
+    client_id: str
+    client_secret: str
+
+
+class Grant(Model):
+    """`privilege` on `resource` (`{"type": "catalog", "catalog": "lake"}`, ...), for the
+    branches matching `branches` where the privilege concerns branches."""
+
+    privilege: str
+    resource: Dict[str, Any]
+    branches: Optional[str] = None
+
+
+class Role(Model):
+    name: str
+    grants: List[Grant]
+    disabled: bool = False
+    version: int
+
+
+class ExternalPrincipal(Model):
+    """A principal an identity provider signed in: `oidc:<tenant>/<provider>/<subject>`."""
+
+    id: str
+    provider: str
+    subject: str
+    username: Optional[str] = None
+    email: Optional[str] = None
+    groups: List[str] = []
+    first_seen: datetime
+    last_seen: datetime
+    disabled: bool
+
+
+class AuditEvent(Model):
+    sequence: int
+    time: datetime
+    tenant: str
+    principal: str
+    action: str
+    resource_type: str
+    resource_id: str
+    outcome: str
+    details: Dict[str, str] = {}
+    hash: str
+
+
+class AuditVerification(Model):
+    """Whether the audit log's hash chain is intact, over how many events."""
+
+    intact: bool
+    checked: int
+    problem: Optional[str] = None
+
+
+class Whoami(Model):
+    principal: str
+    tenant: Optional[str] = None
+    acting_tenant: str
+    admin: bool
+    root: bool
+    groups: List[str] = []
+
