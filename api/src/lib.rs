@@ -15,6 +15,7 @@ pub mod idempotency;
 pub mod json;
 pub mod management;
 pub mod namespaces;
+pub mod observe;
 pub mod security;
 pub mod staged;
 pub mod state;
@@ -28,8 +29,9 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 pub use error::ApiError;
@@ -124,11 +126,14 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/auth/providers", get(security::external::list))
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/ready", get(ready))
+        .route("/metrics", get(observe::metrics))
         // Runs after routing, so it knows which route it guards; see `security`.
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             security::authn::layer,
         ))
+        // Outside the route layer above, so refusals are counted too.
+        .route_layer(axum::middleware::from_fn(observe::layer))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -138,24 +143,51 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
-        // One line per request at the default log level: method, path, status, latency.
+        // One line per request at the default log level: method, path, status, latency, all
+        // in the span of the request's id.
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .make_span_with(observe::request_span)
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
+        // The client's `x-request-id`, or a new one, on the request and its answer.
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
 }
 
-/// Ready when the default catalog's main branch can be read from storage.
+/// How long `/ready` waits for storage: a load balancer must hear "not ready" quickly, not
+/// after a connection pool's own wait.
+const READY_WITHIN: Duration = Duration::from_secs(2);
+
+/// Ready when the default catalog's main branch can be read from storage within
+/// [`READY_WITHIN`]; otherwise 503, whatever the failure.
 async fn ready(
     axum::extract::State(state): axum::extract::State<AppState>,
 ) -> Result<StatusCode, ApiError> {
-    let scope = state.scope(&state.default_catalog).await?;
-    scope.catalog.resolve(&scope.at).await?;
-    Ok(StatusCode::OK)
+    let read = async {
+        let scope = state.scope(&state.default_catalog).await?;
+        scope.catalog.resolve(&scope.at).await?;
+        Ok::<_, ApiError>(())
+    };
+    let unavailable = |why: String| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailableException",
+            format!("not ready: {why}"),
+        )
+    };
+    match tokio::time::timeout(READY_WITHIN, read).await {
+        Ok(Ok(())) => Ok(StatusCode::OK),
+        Ok(Err(error)) => Err(unavailable(error.message)),
+        Err(_) => Err(unavailable(format!(
+            "storage did not answer within {} s",
+            READY_WITHIN.as_secs()
+        ))),
+    }
 }
 
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    observe::unmatched(method.as_str(), StatusCode::METHOD_NOT_ALLOWED);
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "MethodNotAllowedException",
@@ -163,7 +195,8 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
     )
 }
 
-async fn not_found(uri: axum::http::Uri) -> ApiError {
+async fn not_found(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    observe::unmatched(method.as_str(), StatusCode::NOT_FOUND);
     ApiError::new(
         StatusCode::NOT_FOUND,
         "NotFoundException",

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Instant;
 
 use pangolin_refs::{Reference, TransactError};
 use pangolin_store::history::{self, CreateCommitError};
@@ -21,6 +22,7 @@ use pangolin_store::{
 
 use crate::catalog::Catalog;
 use crate::commit_queue::{Appended, Outcome, Tip};
+use crate::telemetry;
 
 /// Attempts before a commit that keeps losing races gives up (as a retryable conflict).
 pub const MAX_ATTEMPTS: u32 = 16;
@@ -80,6 +82,29 @@ impl Catalog {
     /// writers of this server appended commits while it planned (see [`crate::commit_queue`]).
     #[tracing::instrument(level = "debug", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), branch = %branch.name))]
     pub async fn commit<E, F>(
+        &self,
+        branch: &Reference,
+        meta: &CommitMeta,
+        plan: F,
+    ) -> Result<Committed, CommitError<E>>
+    where
+        F: FnMut(Odb, ObjectId) -> PlanFuture<E>,
+    {
+        let started = Instant::now();
+        let result = self.plan_and_publish(branch, meta, plan).await;
+        let (outcome, attempts) = match &result {
+            Ok(committed) if committed.attempts == 0 => ("empty", 0),
+            Ok(committed) => ("landed", committed.attempts),
+            Err(CommitError::Rejected(_)) => ("rejected", 1),
+            Err(CommitError::Contention(attempts)) => ("contention", *attempts),
+            Err(CommitError::MissingBranch(_)) => ("missing-branch", 1),
+            Err(_) => ("failed", 1),
+        };
+        telemetry::commit_ended(outcome, attempts, started.elapsed());
+        result
+    }
+
+    async fn plan_and_publish<E, F>(
         &self,
         branch: &Reference,
         meta: &CommitMeta,

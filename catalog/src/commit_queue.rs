@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
+use std::time::Instant;
 
 use pangolin_refs::{Expected, RefUpdate, Reference, Target, TransactError, Transaction};
 use pangolin_store::{ObjectId, ObjectStore, RawObject, RepoId, Staging, Timestamp};
@@ -222,7 +223,7 @@ impl BranchQueue {
         let Some(sealed) = self.state.lock().await.open.take() else {
             return;
         };
-        let (objects, ids, tx) = {
+        let (objects, ids, tx, commits) = {
             let mut contents = sealed.contents.lock();
             let (Some(last), Some(time)) = (contents.last, contents.time) else {
                 drop(contents);
@@ -244,8 +245,9 @@ impl BranchQueue {
             };
             let objects = std::mem::take(&mut contents.objects);
             let ids: Vec<ObjectId> = objects.iter().map(|o| o.id).collect();
-            (objects, ids, tx)
+            (objects, ids, tx, contents.messages.len())
         };
+        let started = Instant::now();
         let outcome = match store.publish(&repo, objects, tx).await {
             Ok(_) => Outcome::Landed,
             Err(TransactError::OutOfDate {
@@ -255,6 +257,13 @@ impl BranchQueue {
             Err(TransactError::Backend(e)) if e.is_retryable() => Outcome::Retry,
             Err(other) => Outcome::Failed(Arc::new(other)),
         };
+        let name = match &outcome {
+            Outcome::Landed => "landed",
+            Outcome::Retry => "retry",
+            Outcome::MissingBranch => "missing-branch",
+            Outcome::Failed(_) => "failed",
+        };
+        crate::telemetry::published(name, commits, started.elapsed());
         let mut state = self.state.lock().await;
         // Published objects are read from the store from now on; others are abandoned.
         self.pending.forget(&ids);

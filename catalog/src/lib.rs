@@ -21,6 +21,7 @@ pub mod ref_cache;
 pub mod store;
 pub mod table;
 pub mod table_commit;
+pub mod telemetry;
 pub mod tenancy;
 pub mod versioning;
 pub mod view;

@@ -26,6 +26,7 @@ mod serve;
 mod session;
 mod show;
 mod tag;
+mod telemetry;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

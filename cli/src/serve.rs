@@ -3,7 +3,6 @@
 //! Every setting comes, in order of precedence, from a flag, an environment variable, the
 //! configuration file (`--config`), or its default.
 
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,11 +26,18 @@ use pangolin_records::{AuditLog, RecordStore};
 use pangolin_store::ObjectCache;
 use serde::Deserialize;
 
+use crate::telemetry::LogFormat;
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
     /// A TOML file with any of the settings below (keys as the flags, with `_`: `data_dir`).
     #[arg(long, env = "PANGOLIN_CONFIG")]
     config: Option<PathBuf>,
+    /// How log lines are written: `text` for people, `json` (one object per line, with the
+    /// request's id) for collectors. A flag or the environment only: logging starts before
+    /// the configuration file is read.
+    #[arg(long, env = "PANGOLIN_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     /// Address to listen on [default: 127.0.0.1:8080].
     #[arg(long, env = "PANGOLIN_LISTEN")]
     listen: Option<SocketAddr>,
@@ -382,14 +388,7 @@ fn local_warehouse(dir: &Path) -> anyhow::Result<String> {
 /// `pangolin serve`: installs the log subscriber (nothing else does), then serves until
 /// stopped.
 pub(crate) fn main(args: ServeArgs) -> ExitCode {
-    tracing_subscriber::fmt()
-        // Colour only for a person watching; log files and collectors get plain text.
-        .with_ansi(std::io::stdout().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
-        )
-        .init();
+    crate::telemetry::logs(args.log_format);
     let served = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -407,6 +406,7 @@ pub(crate) fn main(args: ServeArgs) -> ExitCode {
 
 async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settings = settings(args)?;
+    crate::telemetry::metrics()?;
     // Without authentication anyone who reaches the port is root: only this machine may.
     if settings.no_auth && !settings.listen.ip().is_loopback() {
         bail!(

@@ -68,6 +68,16 @@ impl ObjectCache {
     pub fn weight(&self) -> u64 {
         self.inner.weight()
     }
+
+    /// Lookups that found their object, since the cache was made.
+    pub fn hits(&self) -> u64 {
+        self.inner.hits()
+    }
+
+    /// Lookups that did not (the object was read from the backend, or did not exist).
+    pub fn misses(&self) -> u64 {
+        self.inner.misses()
+    }
 }
 
 impl Default for ObjectCache {

@@ -102,7 +102,10 @@ pub async fn write(security: &Security, entry: Entry<'_>) {
         outcome: entry.outcome,
         details: entry.details,
     };
-    if let Err(error) = security.audit_writer.append(event).await {
+    let started = std::time::Instant::now();
+    let appended = security.audit_writer.append(event).await;
+    crate::observe::audit_written(started, appended.is_ok());
+    if let Err(error) = appended {
         tracing::error!(%error, action = entry.action, "could not write the audit log");
     }
 }

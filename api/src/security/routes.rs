@@ -73,6 +73,7 @@ use Privilege::{
 pub static ROUTES: &[Route] = &[
     route("GET", "/health", "health", Public),
     route("GET", "/ready", "ready", Public),
+    route("GET", "/metrics", "metrics", Public),
     // Iceberg REST.
     route("GET", "/v1/config", "config.get", SignedIn),
     route("POST", "/v1/oauth/tokens", "auth.oauth-token", Public),
