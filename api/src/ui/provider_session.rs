@@ -47,10 +47,11 @@ struct Held {
 }
 
 /// The session cookie for a provider's access token, for as long as the token lives.
-pub fn session_cookie(token: &str, tokens: &TokenAnswer, headers: &HeaderMap) -> String {
+pub fn session_cookie(tokens: &TokenAnswer, headers: &HeaderMap) -> String {
     let lifetime = tokens.expires_in.unwrap_or(3600);
     format!(
-        "{SESSION_COOKIE}={token}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={lifetime}{}",
+        "{SESSION_COOKIE}={}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={lifetime}{}",
+        tokens.access_token,
         secure(headers)
     )
 }
@@ -166,7 +167,7 @@ pub async fn renew(state: &AppState, headers: &mut HeaderMap) -> Renewal {
             return Renewal::Ended(forget_refresh());
         }
     };
-    let mut cookies = vec![session_cookie(&tokens.access_token, &tokens, headers)];
+    let mut cookies = vec![session_cookie(&tokens, headers)];
     // A provider that rotates refresh tokens gave a new one: keep it.
     if tokens
         .refresh_token

@@ -268,7 +268,7 @@ pub async fn callback(
     };
     match session_token(&state, &provider, &headers, code, &flight).await {
         Ok(tokens) => {
-            let session = provider_session::session_cookie(&tokens.access_token, &tokens, &headers);
+            let session = provider_session::session_cookie(&tokens, &headers);
             // Without a refresh token, one of an earlier session must not outlive this one.
             let refresh = provider_session::refresh_cookie(&state, &provider, &tokens, &headers)
                 .unwrap_or_else(provider_session::forget_refresh);
