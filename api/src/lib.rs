@@ -29,10 +29,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
 
 pub use error::ApiError;
 pub use state::AppState;
@@ -132,8 +129,6 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             security::authn::layer,
         ))
-        // Outside the route layer above, so refusals are counted too.
-        .route_layer(axum::middleware::from_fn(observe::layer))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -143,16 +138,9 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
-        // One line per request at the default log level: method, path, status, latency, all
-        // in the span of the request's id.
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(observe::request_span)
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
-        )
-        // The client's `x-request-id`, or a new one, on the request and its answer.
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        // The request's id on the request, its span and its answer; one line per request at
+        // the default log level: method, path, id, status, latency.
+        .layer(observe::RequestIds)
 }
 
 /// How long `/ready` waits for storage: a load balancer must hear "not ready" quickly, not
@@ -187,7 +175,7 @@ async fn ready(
 }
 
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
-    observe::unmatched(method.as_str(), StatusCode::METHOD_NOT_ALLOWED);
+    observe::unmatched(&method, StatusCode::METHOD_NOT_ALLOWED);
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "MethodNotAllowedException",
@@ -196,7 +184,7 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
 }
 
 async fn not_found(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
-    observe::unmatched(method.as_str(), StatusCode::NOT_FOUND);
+    observe::unmatched(&method, StatusCode::NOT_FOUND);
     ApiError::new(
         StatusCode::NOT_FOUND,
         "NotFoundException",

@@ -23,13 +23,24 @@ use crate::state::AppState;
 /// Root chooses the tenant it acts in with this header (others act in their own).
 pub const TENANT_HEADER: &str = "x-pangolin-tenant";
 
-/// The route layer: see the module docs.
+/// The route layer: see the module docs. Every answer it gives or passes on is counted and
+/// timed by its route template here, in the one layer every routed request goes through.
 pub async fn layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let Some(route) = route_of(&parts.method, parts.extensions.get::<MatchedPath>()) else {
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let Some(route) = route_of(&method, request.extensions().get::<MatchedPath>()) else {
         // Deny by default: a route nobody declared a need for is served to no one.
-        return super::forbidden("this route is not open to anyone".to_owned()).into_response();
+        let refused = super::forbidden("this route is not open to anyone".to_owned());
+        crate::observe::record(&method, None, refused.status, started);
+        return refused.into_response();
     };
+    let response = guard(state, route, request, next).await;
+    crate::observe::record(&method, Some(route), response.status(), started);
+    response
+}
+
+async fn guard(state: AppState, route: &'static Route, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
     if route.need == Need::Public {
         return next.run(Request::from_parts(parts, body)).await;
     }
