@@ -15,6 +15,7 @@ from typing import (
     Iterator,
     List,
     Optional,
+    Tuple,
     TypeVar,
 )
 
@@ -53,6 +54,10 @@ class Paging:
     model: Callable[[Any], Any]
     #: How this listing's page size is spelled (`pageSize` on the versioning routes).
     size_param: str = "page-size"
+
+    def read(self, page: Any) -> "Tuple[List[Any], Optional[str]]":
+        """The items of one page, and the token of the next (None after the last)."""
+        return [self.model(item) for item in page[self.items]], page.get("next-page-token")
 
     def page(self, token: Optional[str], size: Optional[int]) -> Call:
         call = self.call(token)
@@ -141,25 +146,19 @@ class SyncTransport(_Base):
     def pages(self, paging: Paging) -> Iterator[Any]:
         token: Optional[str] = None
         while True:
-            page = self.send(paging.page(token, self.page_size))
-            for item in page[paging.items]:
-                yield paging.model(item)
-            token = page.get("next-page-token")
+            items, token = paging.read(self.send(paging.page(token, self.page_size)))
+            yield from items
             if not token:
                 return
 
     def gather(self, paging: Paging, then: Callable[[Any, List[Any]], T]) -> T:
         """Every page: `then(first page, all items)`."""
-        first: Any = None
-        items: List[Any] = []
-        token: Optional[str] = None
-        while True:
-            page = self.send(paging.page(token, self.page_size))
-            first = page if first is None else first
-            items.extend(paging.model(item) for item in page[paging.items])
-            token = page.get("next-page-token")
-            if not token:
-                return then(first, items)
+        first = self.send(paging.page(None, self.page_size))
+        items, token = paging.read(first)
+        while token:
+            more, token = paging.read(self.send(paging.page(token, self.page_size)))
+            items.extend(more)
+        return then(first, items)
 
     def close(self) -> None:
         self.http.close()
@@ -210,24 +209,19 @@ class AsyncTransport(_Base):
     async def pages(self, paging: Paging) -> AsyncIterator[Any]:
         token: Optional[str] = None
         while True:
-            page = await self.send(paging.page(token, self.page_size))
-            for item in page[paging.items]:
-                yield paging.model(item)
-            token = page.get("next-page-token")
+            items, token = paging.read(await self.send(paging.page(token, self.page_size)))
+            for item in items:
+                yield item
             if not token:
                 return
 
     async def gather(self, paging: Paging, then: Callable[[Any, List[Any]], T]) -> T:
-        first: Any = None
-        items: List[Any] = []
-        token: Optional[str] = None
-        while True:
-            page = await self.send(paging.page(token, self.page_size))
-            first = page if first is None else first
-            items.extend(paging.model(item) for item in page[paging.items])
-            token = page.get("next-page-token")
-            if not token:
-                return then(first, items)
+        first = await self.send(paging.page(None, self.page_size))
+        items, token = paging.read(first)
+        while token:
+            more, token = paging.read(await self.send(paging.page(token, self.page_size)))
+            items.extend(more)
+        return then(first, items)
 
     async def aclose(self) -> None:
         await self.http.aclose()

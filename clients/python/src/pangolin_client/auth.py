@@ -104,6 +104,3 @@ class Password(Credential):
     def took(self, answer: Any) -> None:
         self.token = answer["access_token"]
         self.refresh_token = answer.get("refresh_token")
-
-    def expired(self) -> None:
-        self.token = None

@@ -48,7 +48,29 @@ class _Common(_api.Versioning):
     """What both clients share: the versioning API of their catalog (inherited), the admin
     resources, and the properties PyIceberg needs."""
 
-    def _setup(self, transport: Any, uri: str, catalog: str) -> None:
+    #: The httpx client class and the transport over it, set by each client.
+    _http_class: Any
+    _transport_class: Any
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        catalog: str = "default",
+        api_key: Optional[str] = None,
+        token: Optional[str] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        tenant: Optional[str] = None,
+        credential: Optional[Credential] = None,
+        acting_tenant: Optional[str] = None,
+        timeout: float = 30.0,
+        page_size: Optional[int] = None,
+        http: Any = None,
+    ) -> None:
+        cred = _credential(credential, api_key, token, username, password, tenant)
+        client = http or self._http_class(base_url=uri.rstrip("/"), timeout=timeout)
+        transport = self._transport_class(client, cred, acting_tenant, page_size)
         _api.Versioning.__init__(self, transport, catalog)
         self.uri = uri.rstrip("/")
         self.tenants = _api.Tenants(transport)
@@ -67,6 +89,12 @@ class _Common(_api.Versioning):
 
     def whoami(self) -> Whoami:
         return self.account.whoami()
+
+    def _rest_catalog(self, ref: Optional[str], catalog: Optional[str], properties: Dict[str, str]) -> Any:
+        from pyiceberg.catalog.rest import RestCatalog
+
+        props = {**self.catalog_properties(ref, catalog), **properties}
+        return RestCatalog(f"pangolin-{catalog or self.catalog_name}", **props)
 
     def catalog_properties(self, ref: Optional[str] = None, catalog: Optional[str] = None) -> Dict[str, str]:
         """The properties a PyIceberg `RestCatalog` needs to reach `catalog` (this client's
@@ -90,25 +118,8 @@ class PangolinClient(_Common):
     per page asked of listings, which page as they are iterated; `http=` an `httpx.Client` of
     your own (its `base_url` the server's)."""
 
-    def __init__(
-        self,
-        uri: str,
-        *,
-        catalog: str = "default",
-        api_key: Optional[str] = None,
-        token: Optional[str] = None,
-        username: Optional[str] = None,
-        password: Optional[str] = None,
-        tenant: Optional[str] = None,
-        credential: Optional[Credential] = None,
-        acting_tenant: Optional[str] = None,
-        timeout: float = 30.0,
-        page_size: Optional[int] = None,
-        http: Optional[httpx.Client] = None,
-    ) -> None:
-        cred = _credential(credential, api_key, token, username, password, tenant)
-        client = http or httpx.Client(base_url=uri.rstrip("/"), timeout=timeout)
-        self._setup(SyncTransport(client, cred, acting_tenant, page_size), uri, catalog)
+    _http_class = httpx.Client
+    _transport_class = SyncTransport
 
     def __enter__(self) -> "PangolinClient":
         return self
@@ -126,12 +137,9 @@ class PangolinClient(_Common):
     def catalog(self, ref: Optional[str] = None, catalog: Optional[str] = None, **properties: str) -> Any:
         """A PyIceberg `RestCatalog` on `catalog` at `ref`, signed in as this client (a
         password client's access token lasts an hour: long jobs use an API key)."""
-        from pyiceberg.catalog.rest import RestCatalog
-
         if self._t.credential.must_sign_in():
             self.sign_in()
-        props = {**self.catalog_properties(ref, catalog), **properties}
-        return RestCatalog(f"pangolin-{catalog or self.catalog_name}", **props)
+        return self._rest_catalog(ref, catalog, properties)
 
     @contextlib.contextmanager
     def branch_context(
@@ -161,27 +169,10 @@ class PangolinClient(_Common):
 
 class AsyncPangolinClient(_Common):
     """The asyncio client: as `PangolinClient`, with awaitable methods and async iterators
-    for listings (`async for commit in client.log("main")`)."""
+    for listings (`async for commit in client.log("main")`); `http=` an `httpx.AsyncClient`."""
 
-    def __init__(
-        self,
-        uri: str,
-        *,
-        catalog: str = "default",
-        api_key: Optional[str] = None,
-        token: Optional[str] = None,
-        username: Optional[str] = None,
-        password: Optional[str] = None,
-        tenant: Optional[str] = None,
-        credential: Optional[Credential] = None,
-        acting_tenant: Optional[str] = None,
-        timeout: float = 30.0,
-        page_size: Optional[int] = None,
-        http: Optional[httpx.AsyncClient] = None,
-    ) -> None:
-        cred = _credential(credential, api_key, token, username, password, tenant)
-        client = http or httpx.AsyncClient(base_url=uri.rstrip("/"), timeout=timeout)
-        self._setup(AsyncTransport(client, cred, acting_tenant, page_size), uri, catalog)
+    _http_class = httpx.AsyncClient
+    _transport_class = AsyncTransport
 
     async def __aenter__(self) -> "AsyncPangolinClient":
         return self
@@ -197,12 +188,9 @@ class AsyncPangolinClient(_Common):
 
     async def catalog(self, ref: Optional[str] = None, catalog: Optional[str] = None, **properties: str) -> Any:
         """As `PangolinClient.catalog` (PyIceberg itself blocks)."""
-        from pyiceberg.catalog.rest import RestCatalog
-
         if self._t.credential.must_sign_in():
             await self.sign_in()
-        props = {**self.catalog_properties(ref, catalog), **properties}
-        return RestCatalog(f"pangolin-{catalog or self.catalog_name}", **props)
+        return self._rest_catalog(ref, catalog, properties)
 
     @contextlib.asynccontextmanager
     async def branch_context(
