@@ -177,7 +177,9 @@ pub fn unmatched(method: &Method, status: StatusCode) {
 /// A durable audit append that took `started` until now, or failed.
 pub fn audit_written(started: Instant, ok: bool) {
     histogram!(AUDIT_WRITE_SECONDS).record(started.elapsed().as_secs_f64());
-    if !ok {
+    if ok {
+        counter!(pangolin_catalog::telemetry::AUDIT_EVENTS, "written" => "alone").increment(1);
+    } else {
         counter!(AUDIT_WRITE_FAILURES).increment(1);
     }
 }

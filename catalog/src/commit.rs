@@ -21,6 +21,7 @@ use pangolin_store::{
 };
 
 use crate::catalog::Catalog;
+use crate::commit_audit::PendingAudit;
 use crate::commit_queue::{Appended, Outcome, Tip};
 use crate::telemetry;
 
@@ -118,6 +119,7 @@ impl Catalog {
             .commit_queues()
             .queue(&repo, branch, self.store().clone());
         let reader = Odb::new(repo.clone(), queue.objects(), self.cache());
+        let audit = PendingAudit::current();
         for attempt in 1..=MAX_ATTEMPTS {
             // Plan without holding the queue, so writers of different tables plan in parallel.
             let (base, epoch) = match queue.tip().await {
@@ -178,10 +180,14 @@ impl Catalog {
                 objects: staging.take(),
                 principal: &meta.principal,
                 message: &meta.message,
+                audit: audit.as_ref().map(|a| a.for_commit(commit, time)),
             };
             let batch = appending.append(appended, self.store(), &repo, branch);
             match batch.wait().await {
                 Outcome::Landed => {
+                    if let Some(audit) = &audit {
+                        audit.written(commit);
+                    }
                     return Ok(Committed {
                         commit,
                         parent: base.commit,

@@ -11,6 +11,9 @@
 //! other; a writer only plans again when the tip moved while it was planning, which is cheap
 //! for a change whose keys nobody touched (the plan reuses what it prepared).
 //!
+//! Each publish also writes the audit events of the requests its commits serve (see
+//! [`crate::commit_audit`]), so a commit and its audit record are one durable write.
+//!
 //! A publish can still lose the swap to another server or to a ref operation (a merge, a
 //! branch reset). Then the batch and every commit built on it are dropped and their writers
 //! plan again on the new head, exactly as a lone writer would after a lost race.
@@ -19,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
+use pangolin_records::AuditEvent;
 use pangolin_refs::{Expected, RefUpdate, Reference, Target, TransactError, Transaction};
 use pangolin_store::{ObjectId, ObjectStore, RawObject, RepoId, Staging, Timestamp};
 use tokio::sync::{Mutex, watch};
@@ -96,6 +100,8 @@ struct BatchContents {
     time: Option<Timestamp>,
     principals: Vec<String>,
     messages: Vec<String>,
+    /// The audit events of the requests the commits serve, written by the same publish.
+    audit: Vec<AuditEvent>,
 }
 
 impl Batch {
@@ -107,11 +113,12 @@ impl Batch {
         })
     }
 
-    fn push(&self, commit: &Appended<'_>, objects: Vec<RawObject>) {
+    fn push(&self, commit: &mut Appended<'_>, objects: Vec<RawObject>) {
         let (principal, message) = (commit.principal, commit.message);
         let mut contents = self.contents.lock();
         contents.time = Some(commit.time);
         contents.objects.extend(objects);
+        contents.audit.extend(commit.audit.take());
         contents.last = Some(commit.commit);
         if !contents.principals.iter().any(|p| p == principal) {
             contents.principals.push(principal.to_owned());
@@ -223,7 +230,7 @@ impl BranchQueue {
         let Some(sealed) = self.state.lock().await.open.take() else {
             return;
         };
-        let (objects, ids, tx, commits) = {
+        let (objects, ids, tx, audit, commits) = {
             let mut contents = sealed.contents.lock();
             let (Some(last), Some(time)) = (contents.last, contents.time) else {
                 drop(contents);
@@ -245,10 +252,12 @@ impl BranchQueue {
             };
             let objects = std::mem::take(&mut contents.objects);
             let ids: Vec<ObjectId> = objects.iter().map(|o| o.id).collect();
-            (objects, ids, tx, contents.messages.len())
+            let audit = std::mem::take(&mut contents.audit);
+            (objects, ids, tx, audit, contents.messages.len())
         };
         let started = Instant::now();
-        let outcome = match store.publish(&repo, objects, tx).await {
+        let audited = audit.len();
+        let outcome = match store.publish(&repo, objects, tx, audit).await {
             Ok(_) => Outcome::Landed,
             Err(TransactError::OutOfDate {
                 actual: Some(_), ..
@@ -263,7 +272,7 @@ impl BranchQueue {
             Outcome::MissingBranch => "missing-branch",
             Outcome::Failed(_) => "failed",
         };
-        crate::telemetry::published(name, commits, started.elapsed());
+        crate::telemetry::published(name, commits, audited, started.elapsed());
         let mut state = self.state.lock().await;
         // Published objects are read from the store from now on; others are abandoned.
         self.pending.forget(&ids);
@@ -329,7 +338,7 @@ impl Appending<'_> {
                 batch
             }
         };
-        batch.push(&commit, objects);
+        batch.push(&mut commit, objects);
         self.state.tip = Some(Tip {
             commit: commit.commit,
             tree: commit.tree,
@@ -352,4 +361,6 @@ pub(crate) struct Appended<'a> {
     pub(crate) objects: Vec<RawObject>,
     pub(crate) principal: &'a str,
     pub(crate) message: &'a str,
+    /// The audit event of the request it serves, if it is the request's first commit.
+    pub(crate) audit: Option<AuditEvent>,
 }

@@ -14,7 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use pangolin_records::{ExpectedVersion, Record, RecordError, RecordKey, RecordPage, RecordStore};
+use pangolin_records::{
+    AuditEvent, AuditLog, AuditQuery, AuditRecord, ExpectedVersion, Record, RecordError, RecordKey,
+    RecordPage, RecordStore,
+};
 use pangolin_refs::{
     LogQuery, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
     Transaction,
@@ -128,9 +131,10 @@ impl Publish for SoleWriterRefCache {
         repo: &RepoId,
         objects: Vec<RawObject>,
         tx: Transaction,
+        audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         let refs = refs_of(&tx);
-        let result = self.inner.publish(repo, objects, tx).await;
+        let result = self.inner.publish(repo, objects, tx, audit).await;
         self.forget(repo, &refs);
         result
     }
@@ -194,5 +198,24 @@ impl RecordStore for SoleWriterRefCache {
         limit: usize,
     ) -> Result<RecordPage, BackendError> {
         self.inner.list_records(prefix, after, limit).await
+    }
+}
+
+#[async_trait]
+impl AuditLog for SoleWriterRefCache {
+    async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
+        self.inner.append(event).await
+    }
+
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
+        self.inner.append_many(events).await
+    }
+
+    async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
+        self.inner.query(query).await
+    }
+
+    async fn range(&self, from: u64, to: u64) -> Result<Vec<AuditRecord>, BackendError> {
+        self.inner.range(from, to).await
     }
 }

@@ -11,6 +11,9 @@ pub const COMMIT_RETRIES: &str = "pangolin_commit_retries_total";
 pub const PUBLISHES: &str = "pangolin_publishes_total";
 pub const PUBLISH_SECONDS: &str = "pangolin_publish_duration_seconds";
 pub const PUBLISH_BATCH: &str = "pangolin_publish_batch_commits";
+/// Audit events written, by `written`: `with-commit` (by the publish of the commit they
+/// record) or `alone` (requests that landed no commit; counted by the server).
+pub const AUDIT_EVENTS: &str = "pangolin_audit_events_total";
 
 /// Describes the catalog's metrics to the installed recorder.
 pub fn describe() {
@@ -39,6 +42,10 @@ pub fn describe() {
         "Time of one publish: objects and the branch move in one durable write"
     );
     describe_histogram!(PUBLISH_BATCH, "Commits carried by one publish");
+    describe_counter!(
+        AUDIT_EVENTS,
+        "Audit events written: with-commit (in the publish of the commit they record) or alone"
+    );
 }
 
 /// A commit that ended with `outcome` after `attempts` plans.
@@ -52,9 +59,12 @@ pub(crate) fn commit_ended(outcome: &'static str, attempts: u32, elapsed: Durati
     }
 }
 
-/// A publish of `commits` commits that ended with `outcome`.
-pub(crate) fn published(outcome: &'static str, commits: usize, elapsed: Duration) {
+/// A publish of `commits` commits carrying `audited` audit events that ended with `outcome`.
+pub(crate) fn published(outcome: &'static str, commits: usize, audited: usize, elapsed: Duration) {
     counter!(PUBLISHES, "outcome" => outcome).increment(1);
+    if outcome == "landed" && audited > 0 {
+        counter!(AUDIT_EVENTS, "written" => "with-commit").increment(audited as u64);
+    }
     histogram!(PUBLISH_SECONDS).record(elapsed.as_secs_f64());
     histogram!(PUBLISH_BATCH).record(commits as f64);
 }

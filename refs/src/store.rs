@@ -1,6 +1,7 @@
 //! The ref-store trait every backend implements.
 
 use async_trait::async_trait;
+use pangolin_records::{AuditEvent, AuditLog};
 use pangolin_store::{BackendError, ObjectId, ObjectStore, RawObject, RepoId, Timestamp};
 
 use crate::name::{RefKind, Reference};
@@ -89,21 +90,32 @@ pub trait RefStore: Send + Sync + 'static {
     ) -> Result<Option<RefLogEntry>, BackendError>;
 }
 
-/// Storing the objects a ref move publishes, together with the move.
+/// Storing the objects a ref move publishes, together with the move and the audit events
+/// that record it.
 ///
-/// The default stores the objects, then applies the transaction: objects are immutable, so one
-/// that is stored without its ref move is only unreferenced, never wrong. Backends that can do
-/// both in one database transaction override it: one round of locking and one sync to disk
-/// instead of several.
+/// The default stores the objects, then applies the transaction, then appends the events:
+/// objects are immutable, so one that is stored without its ref move is only unreferenced,
+/// never wrong. Backends that can do all three in one database transaction override it: one
+/// round of locking and one sync to disk instead of three, and no moved ref whose audit event
+/// a crash lost.
 #[async_trait]
-pub trait Publish: ObjectStore + RefStore {
+pub trait Publish: ObjectStore + RefStore + AuditLog {
     async fn publish(
         &self,
         repo: &RepoId,
         objects: Vec<RawObject>,
         tx: Transaction,
+        audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         self.put_many(repo, &objects).await?;
-        self.transact(repo, tx).await
+        let entries = self.transact(repo, tx).await?;
+        if !audit.is_empty() {
+            // The ref moved: failing now would make the writer commit its change twice. An
+            // audit log that cannot be written is an emergency for operators, not for it.
+            if let Err(error) = self.append_many(audit).await {
+                tracing::error!(%error, "the ref moved but its audit events were not written");
+            }
+        }
+        Ok(entries)
     }
 }

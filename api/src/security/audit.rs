@@ -92,7 +92,18 @@ impl AuditWriter {
 /// Appends `entry`. An audit log that cannot be written is an operational emergency, but the
 /// change it describes already happened: say so loudly rather than fail the caller.
 pub async fn write(security: &Security, entry: Entry<'_>) {
-    let event = AuditEvent {
+    let event = event(&entry);
+    let started = std::time::Instant::now();
+    let appended = security.audit_writer.append(event).await;
+    crate::observe::audit_written(started, appended.is_ok());
+    if let Err(error) = appended {
+        tracing::error!(%error, action = entry.action, "could not write the audit log");
+    }
+}
+
+/// The event `entry` describes, dated now.
+pub fn event(entry: &Entry<'_>) -> AuditEvent {
+    AuditEvent {
         time: Timestamp::now(),
         tenant: entry.tenant.to_owned(),
         principal: entry.principal.to_owned(),
@@ -100,13 +111,7 @@ pub async fn write(security: &Security, entry: Entry<'_>) {
         resource_type: entry.resource_type.to_owned(),
         resource_id: entry.resource_id.to_owned(),
         outcome: entry.outcome,
-        details: entry.details,
-    };
-    let started = std::time::Instant::now();
-    let appended = security.audit_writer.append(event).await;
-    crate::observe::audit_written(started, appended.is_ok());
-    if let Err(error) = appended {
-        tracing::error!(%error, action = entry.action, "could not write the audit log");
+        details: entry.details.clone(),
     }
 }
 

@@ -7,8 +7,8 @@ use axum::extract::{FromRequestParts, MatchedPath, Query, RawPathParams, Request
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use pangolin_catalog::RefSpec;
 use pangolin_catalog::authz::{Principal, PrincipalKind, Resource};
+use pangolin_catalog::{PendingAudit, RefSpec};
 use pangolin_identity::ApiKey;
 use pangolin_records::Outcome;
 
@@ -128,43 +128,53 @@ async fn guard(state: AppState, route: &'static Route, request: Request, next: N
     }
     let mutation = !matches!(parts.method, Method::GET | Method::HEAD);
     let path = parts.uri.path().to_owned();
-    let mut response = caller
+    let handler = caller
         .clone()
-        .scope(next.run(Request::from_parts(parts, body)))
-        .await;
-    for cookie in renewed {
+        .scope(next.run(Request::from_parts(parts, body)));
+    if !mutation {
+        let mut response = handler.await;
+        set_cookies(&mut response, renewed);
+        return response;
+    }
+    let resource_id = target
+        .as_ref()
+        .map_or_else(|| path.clone(), |(resource, _)| resource.to_string());
+    let entry = Entry {
+        tenant: &caller.tenant,
+        principal: caller.name(),
+        action: route.action,
+        resource_type: route.action.split('.').next().unwrap_or(route.action),
+        resource_id: &resource_id,
+        outcome: Outcome::Success,
+        details: BTreeMap::from([("path".to_owned(), path)]),
+    };
+    // A commit the handler lands writes the event with its publish (see `PendingAudit`).
+    let pending = PendingAudit::new(audit::event(&entry));
+    let mut response = pending.clone().scope(handler).await;
+    set_cookies(&mut response, renewed);
+    let status = response.status();
+    // A UI form that worked answers with a redirect to the page to show next.
+    let done = status.is_success() || (ui && status.is_redirection());
+    if done && super::recent::Recent::invalidated_by(route.action) {
+        state.security.recent.forget();
+    }
+    if pending.written_with().is_none() {
+        let mut entry = entry;
+        entry.outcome = outcome_of(status);
+        entry
+            .details
+            .insert("status".to_owned(), status.as_u16().to_string());
+        audit::write(&state.security, entry).await;
+    }
+    response
+}
+
+fn set_cookies(response: &mut Response, cookies: Vec<String>) {
+    for cookie in cookies {
         if let Ok(value) = header::HeaderValue::from_str(&cookie) {
             response.headers_mut().append(header::SET_COOKIE, value);
         }
     }
-    if mutation {
-        let status = response.status();
-        // A UI form that worked answers with a redirect to the page to show next.
-        let done = status.is_success() || (ui && status.is_redirection());
-        if done && super::recent::Recent::invalidated_by(route.action) {
-            state.security.recent.forget();
-        }
-        let resource_id = target
-            .as_ref()
-            .map_or_else(|| path.clone(), |(resource, _)| resource.to_string());
-        audit::write(
-            &state.security,
-            Entry {
-                tenant: &caller.tenant,
-                principal: caller.name(),
-                action: route.action,
-                resource_type: route.action.split('.').next().unwrap_or(route.action),
-                resource_id: &resource_id,
-                outcome: outcome_of(status),
-                details: BTreeMap::from([
-                    ("path".to_owned(), path),
-                    ("status".to_owned(), status.as_u16().to_string()),
-                ]),
-            },
-        )
-        .await;
-    }
-    response
 }
 
 /// A UI request whose session was refused: renewed through the identity provider that signed

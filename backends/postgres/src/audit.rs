@@ -14,6 +14,9 @@ use crate::{PostgresBackend, classify, to_i64, to_u64};
 /// The advisory lock key that serializes audit appends ("PANGOLIN" in ASCII).
 const AUDIT_LOCK: i64 = 0x5041_4e47_4f4c_494e;
 
+/// Records inserted by one statement at most.
+const INSERT_CHUNK: usize = 1000;
+
 const COLUMNS: &str = "sequence, time, tenant, principal, action, resource_type, resource_id, outcome, details, previous, hash";
 
 fn corrupt(operation: &'static str, what: &str) -> BackendError {
@@ -54,8 +57,16 @@ fn record_from(row: &PgRow, operation: &'static str) -> Result<AuditRecord, Back
     })
 }
 
-async fn append(conn: &mut PgConnection, event: AuditEvent) -> Result<AuditRecord, BackendError> {
+/// Appends `events` in order inside the caller's transaction, which holds the chain's lock
+/// from here until it ends: one lock, one read of the head and one insert for the lot.
+pub(crate) async fn append_all(
+    conn: &mut PgConnection,
+    events: Vec<AuditEvent>,
+) -> Result<Vec<AuditRecord>, BackendError> {
     const OP: &str = "audit.append";
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
     sqlx::query("SELECT pg_advisory_xact_lock($1)")
         .bind(AUDIT_LOCK)
         .execute(&mut *conn)
@@ -65,7 +76,7 @@ async fn append(conn: &mut PgConnection, event: AuditEvent) -> Result<AuditRecor
         .fetch_optional(&mut *conn)
         .await
         .map_err(|e| classify(OP, e))?;
-    let previous = match head {
+    let mut previous = match head {
         Some(row) => {
             let sequence: i64 = row.try_get("sequence").map_err(|e| classify(OP, e))?;
             Some((
@@ -75,61 +86,66 @@ async fn append(conn: &mut PgConnection, event: AuditEvent) -> Result<AuditRecor
         }
         None => None,
     };
-    let record = AuditRecord::next(previous, event);
-    let e = &record.event;
-    sqlx::query(
-        "INSERT INTO audit (sequence, time, tenant, principal, action, resource_type, resource_id, outcome, \
-         details, previous, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(to_i64(record.sequence))
-    .bind(e.time.as_millis())
-    .bind(e.tenant.as_str())
-    .bind(e.principal.as_str())
-    .bind(e.action.as_str())
-    .bind(e.resource_type.as_str())
-    .bind(e.resource_id.as_str())
-    .bind(e.outcome.as_str())
-    .bind(codec::encode(&e.details))
-    .bind(record.previous.0.to_vec())
-    .bind(record.hash.0.to_vec())
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| classify(OP, e))?;
-    Ok(record)
+    let records: Vec<AuditRecord> = events
+        .into_iter()
+        .map(|event| {
+            let record = AuditRecord::next(previous, event);
+            previous = Some((record.sequence, record.hash));
+            record
+        })
+        .collect();
+    // PostgreSQL takes at most 65,535 parameters per statement: 11 per record.
+    for chunk in records.chunks(INSERT_CHUNK) {
+        let mut insert = QueryBuilder::<Postgres>::new(format!("INSERT INTO audit ({COLUMNS}) "));
+        insert.push_values(chunk, |mut row, record| {
+            let e = &record.event;
+            row.push_bind(to_i64(record.sequence))
+                .push_bind(e.time.as_millis())
+                .push_bind(e.tenant.as_str())
+                .push_bind(e.principal.as_str())
+                .push_bind(e.action.as_str())
+                .push_bind(e.resource_type.as_str())
+                .push_bind(e.resource_id.as_str())
+                .push_bind(e.outcome.as_str())
+                .push_bind(codec::encode(&e.details))
+                .push_bind(record.previous.0.to_vec())
+                .push_bind(record.hash.0.to_vec());
+        });
+        insert
+            .build()
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| classify(OP, e))?;
+    }
+    Ok(records)
 }
 
 #[async_trait]
 impl AuditLog for PostgresBackend {
     async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
+        let mut records = self.append_many(vec![event]).await?;
+        records.pop().ok_or_else(|| {
+            BackendError::new(
+                BackendErrorKind::Corrupt,
+                "audit.append",
+                "an append wrote no record",
+            )
+        })
+    }
+
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
         const OP: &str = "audit.append";
         let mut tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
-        match append(&mut tx, event).await {
-            Ok(record) => {
+        match append_all(&mut tx, events).await {
+            Ok(records) => {
                 tx.commit().await.map_err(|e| classify(OP, e))?;
-                Ok(record)
+                Ok(records)
             }
             Err(error) => {
                 let _ = tx.rollback().await;
                 Err(error)
             }
         }
-    }
-
-    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
-        const OP: &str = "audit.append";
-        let mut tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
-        let mut records = Vec::with_capacity(events.len());
-        for event in events {
-            match append(&mut tx, event).await {
-                Ok(record) => records.push(record),
-                Err(error) => {
-                    let _ = tx.rollback().await;
-                    return Err(error);
-                }
-            }
-        }
-        tx.commit().await.map_err(|e| classify(OP, e))?;
-        Ok(records)
     }
 
     async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {

@@ -1,6 +1,7 @@
 //! Refs and the ref log, moved by compare-and-swap in SQL.
 
 use async_trait::async_trait;
+use pangolin_records::AuditEvent;
 use pangolin_refs::{
     LogQuery, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore, Reference, Target,
     TransactError, Transaction,
@@ -251,7 +252,7 @@ impl RefStore for PostgresBackend {
         repo: &RepoId,
         tx: Transaction,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
-        self.run_transaction(repo, &tx, &[]).await
+        self.run_transaction(repo, &tx, &[], &[]).await
     }
 
     async fn ref_log(
@@ -300,7 +301,7 @@ impl RefStore for PostgresBackend {
     }
 }
 
-/// Objects and the ref move in one database transaction.
+/// Objects, the ref move and its audit events in one database transaction.
 #[async_trait]
 impl pangolin_refs::Publish for PostgresBackend {
     async fn publish(
@@ -308,19 +309,22 @@ impl pangolin_refs::Publish for PostgresBackend {
         repo: &RepoId,
         objects: Vec<RawObject>,
         tx: Transaction,
+        audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
-        self.run_transaction(repo, &tx, &objects).await
+        self.run_transaction(repo, &tx, &objects, &audit).await
     }
 }
 
 impl PostgresBackend {
-    /// Stores `objects` and applies `tx` in one database transaction, retrying the whole of it
-    /// on deadlocks, serialization failures and lost creation races.
+    /// Stores `objects`, applies `tx` and appends `audit` in one database transaction,
+    /// retrying the whole of it on deadlocks, serialization failures and lost creation races.
+    /// The audit chain's lock is taken last, so it is held only for the commit itself.
     async fn run_transaction(
         &self,
         repo: &RepoId,
         tx: &Transaction,
         objects: &[RawObject],
+        audit: &[AuditEvent],
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         const OP: &str = "refs.transact";
         tx.validate()?;
@@ -328,7 +332,13 @@ impl PostgresBackend {
         for _ in 0..ATTEMPTS {
             let mut db_tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
             let attempted = match crate::objects::insert_objects(&mut *db_tx, repo, objects).await {
-                Ok(()) => attempt(&mut db_tx, repo, tx).await,
+                Ok(()) => match attempt(&mut db_tx, repo, tx).await {
+                    Ok(entries) => crate::audit::append_all(&mut db_tx, audit.to_vec())
+                        .await
+                        .map(|_| entries)
+                        .map_err(|e| Attempt::Fail(e.into())),
+                    Err(e) => Err(e),
+                },
                 Err(e) => Err(db(e)),
             };
             match attempted {

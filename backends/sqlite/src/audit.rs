@@ -93,6 +93,18 @@ async fn append(
     Ok(record)
 }
 
+/// Appends `events` in order inside the caller's write transaction.
+pub(crate) async fn append_all(
+    conn: &mut SqliteConnection,
+    events: Vec<AuditEvent>,
+) -> Result<Vec<AuditRecord>, BackendError> {
+    let mut records = Vec::with_capacity(events.len());
+    for event in events {
+        records.push(append(conn, event).await?);
+    }
+    Ok(records)
+}
+
 #[async_trait]
 impl AuditLog for SqliteBackend {
     async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
@@ -103,19 +115,8 @@ impl AuditLog for SqliteBackend {
 
     async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
         let mut write = self.begin_write("audit.append").await?;
-        let mut records = Vec::with_capacity(events.len());
-        let mut result = Ok(());
-        for event in events {
-            match append(&mut write.tx, event).await {
-                Ok(record) => records.push(record),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        write.finish(result).await?;
-        Ok(records)
+        let result = append_all(&mut write.tx, events).await;
+        write.finish(result).await
     }
 
     async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {

@@ -2,6 +2,7 @@
 //! log entry, all inside one database transaction.
 
 use async_trait::async_trait;
+use pangolin_records::AuditEvent;
 use pangolin_refs::{
     Expected, LogQuery, Publish, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore,
     RefUpdate, Reference, Target, TransactError, Transaction,
@@ -334,7 +335,8 @@ impl RefStore for SqliteBackend {
     }
 }
 
-/// Objects and the ref move in one write transaction: one lock, one sync to disk.
+/// Objects, the ref move and its audit events in one write transaction: one lock, one sync
+/// to disk.
 #[async_trait]
 impl Publish for SqliteBackend {
     async fn publish(
@@ -342,11 +344,18 @@ impl Publish for SqliteBackend {
         repo: &RepoId,
         objects: Vec<RawObject>,
         tx: Transaction,
+        audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         tx.validate()?;
         let mut write = self.begin_write("refs.publish").await?;
         let result = match crate::objects::insert_objects(&mut write.tx, repo, &objects).await {
-            Ok(()) => apply(&mut write.tx, repo, &tx).await,
+            Ok(()) => match apply(&mut write.tx, repo, &tx).await {
+                Ok(entries) => crate::audit::append_all(&mut write.tx, audit)
+                    .await
+                    .map(|_| entries)
+                    .map_err(TransactError::from),
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e.into()),
         };
         write.finish(result).await

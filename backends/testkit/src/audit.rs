@@ -195,3 +195,113 @@ pub async fn events_round_trip_exactly<B: Backend>(backend: Arc<B>) {
     assert_eq!(read, vec![appended.clone()]);
     assert_eq!(read[0].event, e);
 }
+
+/// A publish appends its events in the same write as the ref move: they follow the chain,
+/// and a publish that is refused leaves no event behind.
+pub async fn publishes_append_their_events_with_the_ref_move<B: Backend>(backend: Arc<B>) {
+    use pangolin_refs::{Expected, RefUpdate, Target, TransactError, Transaction};
+    let repo = crate::fresh_repo();
+    let main = crate::branch("main");
+    let move_main = |expected, target, time| Transaction {
+        updates: vec![RefUpdate {
+            reference: main.clone(),
+            expected,
+            target: Target::Set(target),
+        }],
+        principal: "ana".into(),
+        message: "commit".into(),
+        time: Timestamp::from_millis(time),
+    };
+    backend
+        .append(event("acme", "ana", "user.login", "ana", 1))
+        .await
+        .expect("append");
+    let events = vec![
+        event("acme", "ana", "table.commit", "sales.orders", 2),
+        event("acme", "bob", "table.commit", "sales.items", 2),
+    ];
+    backend
+        .publish(
+            &repo,
+            vec![crate::object(1)],
+            move_main(Expected::Absent, crate::commit_id(1), 2),
+            events.clone(),
+        )
+        .await
+        .expect("publish");
+    let stale = backend
+        .publish(
+            &repo,
+            vec![crate::object(2)],
+            move_main(
+                Expected::Equals(crate::commit_id(7)),
+                crate::commit_id(2),
+                3,
+            ),
+            vec![event("acme", "eve", "table.commit", "sales.orders", 3)],
+        )
+        .await
+        .expect_err("a stale expectation");
+    assert!(
+        matches!(stale, TransactError::OutOfDate { .. }),
+        "{stale:?}"
+    );
+    let stored = backend.range(1, 100).await.expect("range");
+    let stored: Vec<_> = stored.into_iter().map(|r| r.event).collect();
+    assert_eq!(stored.len(), 3, "the refused publish wrote no event");
+    assert_eq!(stored[1..], events[..]);
+    assert_eq!(verify(backend.as_ref(), 1, 3).await.expect("intact"), 3);
+}
+
+/// Publishes on many repositories racing plain appends keep one whole chain holding every
+/// event once.
+pub async fn publishes_and_appends_racing_keep_the_chain_whole<B: Backend>(backend: Arc<B>) {
+    use pangolin_refs::{Expected, RefUpdate, Target, Transaction};
+    let mut tasks = Vec::new();
+    for writer in 0..6u64 {
+        let backend = backend.clone();
+        tasks.push(tokio::spawn(async move {
+            let repo = crate::fresh_repo();
+            let main = crate::branch("main");
+            let mut head = None;
+            for i in 0..10u64 {
+                let target = crate::commit_id(writer * 100 + i);
+                let tx = Transaction {
+                    updates: vec![RefUpdate {
+                        reference: main.clone(),
+                        expected: head.map_or(Expected::Absent, Expected::Equals),
+                        target: Target::Set(target),
+                    }],
+                    principal: format!("w{writer}"),
+                    message: "commit".into(),
+                    time: Timestamp::from_millis(i as i64),
+                };
+                let resource = format!("w{writer}.c{i}");
+                let commit = event("acme", "w", "table.commit", &resource, i as i64);
+                backend
+                    .publish(
+                        &repo,
+                        vec![crate::object(writer * 100 + i)],
+                        tx,
+                        vec![commit],
+                    )
+                    .await
+                    .expect("publish");
+                head = Some(target);
+                let login = event("acme", "w", "user.login", &resource, i as i64);
+                backend.append(login).await.expect("append");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("writer");
+    }
+    let records = backend.range(1, 1000).await.expect("range");
+    assert_eq!(records.len(), 120);
+    let distinct: std::collections::BTreeSet<_> = records
+        .iter()
+        .map(|r| (r.event.action.clone(), r.event.resource_id.clone()))
+        .collect();
+    assert_eq!(distinct.len(), 120, "every event once");
+    assert_eq!(verify(backend.as_ref(), 1, 120).await.expect("intact"), 120);
+}

@@ -94,8 +94,9 @@ pub async fn write_forever<B: Backend>(backend: Arc<B>) {
             message: format!("commit {n}"),
             time: Timestamp::now(),
         };
+        let audited = crate::audit::event("crash", "writer", "table.commit", &id.to_hex(), 0);
         backend
-            .publish(&repo, staging.take(), tx)
+            .publish(&repo, staging.take(), tx, vec![audited])
             .await
             .expect("move main");
         println!("acked {}", id.to_hex());
@@ -169,7 +170,9 @@ where
         );
         let mut commit = Some(head);
         let mut depth = 0;
+        let mut reachable = std::collections::BTreeSet::new();
         while let Some(id) = commit {
+            reachable.insert(id.to_hex());
             let c = odb.commit(&id).await.expect("every commit is readable");
             let listed = tree::list(&odb, &c.tree, &KeyRange::all(), usize::MAX)
                 .await
@@ -186,5 +189,29 @@ where
             depth >= total,
             "round {round}: {depth} commits reachable, {total} acknowledged"
         );
+        // Each commit's audit event was written with its ref move: every reachable commit
+        // has exactly one, and no event names a commit the crash lost.
+        let records = backend
+            .range(1, u64::MAX)
+            .await
+            .expect("read the audit log");
+        let audited: Vec<String> = records
+            .iter()
+            .map(|r| r.event.resource_id.clone())
+            .collect();
+        let distinct: std::collections::BTreeSet<String> = audited.iter().cloned().collect();
+        assert_eq!(
+            distinct.len(),
+            audited.len(),
+            "round {round}: an event twice"
+        );
+        assert_eq!(
+            distinct, reachable,
+            "round {round}: commits and events differ"
+        );
+        let last = records.last().map_or(0, |r| r.sequence);
+        pangolin_records::verify(backend.as_ref(), 1, last)
+            .await
+            .expect("the audit chain survives the kill");
     }
 }

@@ -92,7 +92,9 @@ macro_rules! conformance_tests {
             audit::batched_appends_continue_one_verified_chain,
             audit::concurrent_appends_keep_the_chain_whole,
             audit::queries_filter_and_page,
-            audit::events_round_trip_exactly
+            audit::events_round_trip_exactly,
+            audit::publishes_append_their_events_with_the_ref_move,
+            audit::publishes_and_appends_racing_keep_the_chain_whole
         );
     };
     (@cases $make:expr, $skip:expr; $($module:ident :: $case:ident),* $(,)?) => {

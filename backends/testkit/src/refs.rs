@@ -636,7 +636,7 @@ pub async fn publishing_stores_the_objects_with_the_ref_move<B: Backend>(backend
         1,
     );
     let entries = backend
-        .publish(&repo, objects.clone(), create)
+        .publish(&repo, objects.clone(), create, Vec::new())
         .await
         .expect("publish");
     assert_eq!(entries.len(), 1);
@@ -659,7 +659,7 @@ pub async fn publishing_stores_the_objects_with_the_ref_move<B: Backend>(backend
         2,
     );
     let err = backend
-        .publish(&repo, vec![crate::object(3)], stale)
+        .publish(&repo, vec![crate::object(3)], stale, Vec::new())
         .await
         .expect_err("stale");
     assert!(

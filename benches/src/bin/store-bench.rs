@@ -173,7 +173,10 @@ async fn commit_once<S: Store>(
             message: "append".into(),
             time: Timestamp::now(),
         };
-        match store.publish(odb.repo(), staging.take(), tx).await {
+        match store
+            .publish(odb.repo(), staging.take(), tx, Vec::new())
+            .await
+        {
             Ok(_) => return retries,
             Err(TransactError::OutOfDate { .. }) => retries += 1,
             Err(TransactError::Backend(e)) if e.is_retryable() => retries += 1,

@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use bytes::Bytes;
 use pangolin_backend_memory::MemoryBackend;
-use pangolin_records::{ExpectedVersion, Record, RecordError, RecordKey, RecordPage, RecordStore};
+use pangolin_records::{
+    AuditEvent, AuditLog, AuditQuery, AuditRecord, ExpectedVersion, Record, RecordError, RecordKey,
+    RecordPage, RecordStore,
+};
 use pangolin_refs::{
     LogQuery, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
     Transaction,
@@ -41,10 +44,11 @@ impl Publish for Gated {
         repo: &RepoId,
         objects: Vec<RawObject>,
         tx: Transaction,
+        audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         self.publishes.fetch_add(1, Ordering::SeqCst);
         self.gate.acquire().await.unwrap().forget();
-        self.inner.publish(repo, objects, tx).await
+        self.inner.publish(repo, objects, tx, audit).await
     }
 }
 
@@ -136,5 +140,18 @@ impl RecordStore for Gated {
         limit: usize,
     ) -> Result<RecordPage, BackendError> {
         self.inner.list_records(prefix, after, limit).await
+    }
+}
+
+#[async_trait]
+impl AuditLog for Gated {
+    async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
+        self.inner.append(event).await
+    }
+    async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
+        self.inner.query(query).await
+    }
+    async fn range(&self, from: u64, to: u64) -> Result<Vec<AuditRecord>, BackendError> {
+        self.inner.range(from, to).await
     }
 }

@@ -16,66 +16,18 @@ fn audit_from(value: &[u8], operation: &'static str) -> Result<AuditRecord, Back
 #[async_trait]
 impl AuditLog for RocksBackend {
     async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
-        const OP: &str = "audit.append";
-        self.blocking(OP, move |inner| {
-            let _guard = inner.audit_lock.lock();
-            let head: Option<(u64, ChainHash)> = inner
-                .get(META, AUDIT_HEAD, OP)?
-                .map(|v| codec::decode(&v).map_err(|_| corrupt(OP, "an undecodable audit head")))
-                .transpose()?;
-            let record = AuditRecord::next(head, event);
-            let stored = StoredAudit {
-                sequence: record.sequence,
-                event: record.event.clone(),
-                previous: record.previous,
-                hash: record.hash,
-            };
-            let mut batch = WriteBatch::default();
-            batch.put_cf(
-                inner.cf(AUDIT)?,
-                record.sequence.to_be_bytes(),
-                codec::encode(&stored),
-            );
-            batch.put_cf(
-                inner.cf(META)?,
-                AUDIT_HEAD,
-                codec::encode(&(record.sequence, record.hash)),
-            );
-            inner.write_durably(batch, OP)?;
-            Ok(record)
-        })
-        .await?
+        let mut records = self.append_many(vec![event]).await?;
+        records
+            .pop()
+            .ok_or_else(|| corrupt("audit.append", "an append that wrote no record"))
     }
 
     async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
         const OP: &str = "audit.append";
         self.blocking(OP, move |inner| {
             let _guard = inner.audit_lock.lock();
-            let mut head: Option<(u64, ChainHash)> = inner
-                .get(META, AUDIT_HEAD, OP)?
-                .map(|v| codec::decode(&v).map_err(|_| corrupt(OP, "an undecodable audit head")))
-                .transpose()?;
             let mut batch = WriteBatch::default();
-            let mut records = Vec::with_capacity(events.len());
-            for event in events {
-                let record = AuditRecord::next(head, event);
-                let stored = StoredAudit {
-                    sequence: record.sequence,
-                    event: record.event.clone(),
-                    previous: record.previous,
-                    hash: record.hash,
-                };
-                batch.put_cf(
-                    inner.cf(AUDIT)?,
-                    record.sequence.to_be_bytes(),
-                    codec::encode(&stored),
-                );
-                head = Some((record.sequence, record.hash));
-                records.push(record);
-            }
-            if let Some(head) = head {
-                batch.put_cf(inner.cf(META)?, AUDIT_HEAD, codec::encode(&head));
-            }
+            let records = inner.chain_audit(&mut batch, events, OP)?;
             inner.write_durably(batch, OP)?;
             Ok(records)
         })
@@ -111,6 +63,43 @@ impl AuditLog for RocksBackend {
             found.push(audit_from(&value, OP)?);
         }
         Ok(found)
+    }
+}
+
+impl Inner {
+    /// Chains `events` after the stored head and adds them and the new head to `batch`. The
+    /// caller holds `audit_lock` until the batch is written, so the chain has one head.
+    pub(super) fn chain_audit(
+        &self,
+        batch: &mut WriteBatch,
+        events: Vec<AuditEvent>,
+        operation: &'static str,
+    ) -> Result<Vec<AuditRecord>, BackendError> {
+        let mut head: Option<(u64, ChainHash)> = self
+            .get(META, AUDIT_HEAD, operation)?
+            .map(|v| codec::decode(&v).map_err(|_| corrupt(operation, "an undecodable audit head")))
+            .transpose()?;
+        let mut records = Vec::with_capacity(events.len());
+        for event in events {
+            let record = AuditRecord::next(head, event);
+            let stored = StoredAudit {
+                sequence: record.sequence,
+                event: record.event.clone(),
+                previous: record.previous,
+                hash: record.hash,
+            };
+            batch.put_cf(
+                self.cf(AUDIT)?,
+                record.sequence.to_be_bytes(),
+                codec::encode(&stored),
+            );
+            head = Some((record.sequence, record.hash));
+            records.push(record);
+        }
+        if let Some(head) = head {
+            batch.put_cf(self.cf(META)?, AUDIT_HEAD, codec::encode(&head));
+        }
+        Ok(records)
     }
 }
 

@@ -288,6 +288,7 @@ impl Inner {
         repo: &RepoId,
         tx: Transaction,
         objects: &[ObjectRow],
+        audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         const OP: &str = "refs.transact";
         let lock = self.repo_lock(repo);
@@ -350,6 +351,10 @@ impl Inner {
             sequence += 1;
         }
         batch.put_cf(self.cf(META)?, &counter, sequence.to_be_bytes());
+        // Lock order: the repository, then the audit chain (appends alone take only the
+        // chain), so no two writers wait for each other in a cycle.
+        let _audit = (!audit.is_empty()).then(|| self.audit_lock.lock());
+        self.chain_audit(&mut batch, audit, OP)?;
         self.write_durably(batch, OP)?;
         Ok(entries)
     }

@@ -48,8 +48,10 @@ impl RefStore for RocksBackend {
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         tx.validate()?;
         let repo = repo.clone();
-        self.blocking("refs.transact", move |inner| inner.transact(&repo, tx, &[]))
-            .await?
+        self.blocking("refs.transact", move |inner| {
+            inner.transact(&repo, tx, &[], Vec::new())
+        })
+        .await?
     }
 
     async fn ref_log(
@@ -110,7 +112,7 @@ impl RefStore for RocksBackend {
     }
 }
 
-/// Objects and the ref move in one synced write batch.
+/// Objects, the ref move and its audit events in one synced write batch.
 #[async_trait]
 impl pangolin_refs::Publish for RocksBackend {
     async fn publish(
@@ -118,12 +120,13 @@ impl pangolin_refs::Publish for RocksBackend {
         repo: &RepoId,
         objects: Vec<RawObject>,
         tx: Transaction,
+        audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         tx.validate()?;
         let repo = repo.clone();
         let rows = object_rows(&repo, &objects);
         self.blocking("refs.publish", move |inner| {
-            inner.transact(&repo, tx, &rows)
+            inner.transact(&repo, tx, &rows, audit)
         })
         .await?
     }
