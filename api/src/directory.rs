@@ -2,8 +2,9 @@
 //!
 //! Every request names a catalog, so looking its record and its warehouse's record up in the
 //! database each time would put two queries on the hot path of every table load. Answers are
-//! kept for a short time instead ([`TTL`]); this server's own changes drop them at once
-//! ([`CatalogDirectory::forget`]), and other replicas' changes are seen within the TTL.
+//! kept for a short time instead (the TTL, [`DEFAULT_TTL`] unless configured); this server's
+//! own changes drop them at once ([`CatalogDirectory::forget`]), and other replicas' changes
+//! are seen within the TTL.
 //! Runtime warehouses (with their open file access and metadata cache) are kept per record
 //! version, so a changed warehouse gets fresh ones and an unchanged one keeps its cache.
 
@@ -17,8 +18,8 @@ use parking_lot::Mutex;
 
 use crate::error::ApiError;
 
-/// How long an answer is trusted before the records are read again.
-pub const TTL: Duration = Duration::from_secs(2);
+/// How long an answer is trusted before the records are read again, unless configured.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(2);
 
 type Key = (String, String);
 
@@ -31,6 +32,7 @@ pub struct Bound {
 /// The catalogs of every tenant, cached. See the module docs.
 pub struct CatalogDirectory {
     tenancy: Tenancy,
+    ttl: Duration,
     catalogs: Mutex<HashMap<Key, (Instant, Option<Bound>)>>,
     /// Runtime warehouses by (tenant, warehouse) with the record version they were built from.
     warehouses: Mutex<HashMap<Key, (u64, Warehouse)>>,
@@ -56,9 +58,16 @@ impl CatalogDirectory {
     pub fn new(tenancy: Tenancy) -> Self {
         Self {
             tenancy,
+            ttl: DEFAULT_TTL,
             catalogs: Mutex::new(HashMap::new()),
             warehouses: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// This directory, trusting answers for `ttl` (zero: reads the records on every request).
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
     }
 
     /// The tenancy records behind the directory (for the admin routes).
@@ -71,7 +80,7 @@ impl CatalogDirectory {
     pub async fn resolve(&self, tenant: &str, name: &str) -> Result<Bound, ApiError> {
         let key = (tenant.to_owned(), name.to_owned());
         if let Some((at, answer)) = self.catalogs.lock().get(&key)
-            && at.elapsed() < TTL
+            && at.elapsed() < self.ttl
         {
             return answer.clone().ok_or_else(|| no_such_catalog(name));
         }

@@ -89,7 +89,7 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
         || (state.tenant.clone(), "anonymous".to_owned()),
         |c| (c.tenant, c.principal.id),
     );
-    let record_key = match RecordKey::new(format!("idempotency/{tenant}/{principal}/{key}")) {
+    let record_key = match RecordKey::new(format!("{PREFIX}{tenant}/{principal}/{key}")) {
         Ok(k) => k,
         Err(e) => {
             return error(
@@ -210,6 +210,44 @@ pub async fn layer(State(state): State<AppState>, request: Request, next: Next) 
         tracing::warn!(error = %e, "storing an idempotent answer");
     }
     Response::from_parts(parts, Body::from(bytes))
+}
+
+/// Where every idempotency key is kept, under `<tenant>/<principal>/<key>`.
+const PREFIX: &str = "idempotency/";
+
+/// Records listed per page while expiring.
+const EXPIRY_PAGE: usize = 500;
+
+/// Deletes the keys that expired by `now` (and unreadable ones, which a request would treat
+/// as expired anyway); returns how many. A key reused or deleted meanwhile is left alone: the
+/// delete asks for the version that was read.
+pub async fn expire(
+    records: &dyn pangolin_records::RecordStore,
+    now: Timestamp,
+) -> Result<u64, pangolin_store::BackendError> {
+    let mut after: Option<RecordKey> = None;
+    let mut deleted = 0;
+    loop {
+        let page = records
+            .list_records(PREFIX, after.as_ref(), EXPIRY_PAGE)
+            .await?;
+        for record in &page.records {
+            let expired = serde_json::from_slice::<Stored>(&record.value)
+                .map_or(true, |s| now.as_millis() - s.created_ms >= lifetime_ms());
+            if !expired {
+                continue;
+            }
+            match records.delete_record(&record.key, record.version).await {
+                Ok(()) => deleted += 1,
+                Err(RecordError::VersionMismatch { .. }) => {}
+                Err(RecordError::Backend(e)) => return Err(e),
+            }
+        }
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => return Ok(deleted),
+        }
+    }
 }
 
 fn lifetime_ms() -> i64 {

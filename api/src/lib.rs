@@ -12,6 +12,7 @@ pub mod directory;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
+pub mod jobs;
 pub mod json;
 pub mod management;
 pub mod namespaces;

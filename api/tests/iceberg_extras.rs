@@ -343,3 +343,57 @@ async fn metrics_of_a_staged_table_are_taken_before_it_is_committed() {
     let (status, _) = call(&app, Method::POST, other, Some(report), &[]).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "only the staged table");
 }
+
+/// The background job deletes keys once they expired, on one server of several, and a key
+/// it deleted no longer replays.
+#[tokio::test]
+async fn expired_idempotency_keys_are_deleted_by_one_server() {
+    use pangolin_api::jobs::{Jobs, Round};
+    use pangolin_records::RecordStore;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let env = TestApp::new().await;
+    let key = [("idempotency-key", "0190e7f2-aaaa-7bbb-8ccc-00000000000e")];
+    let create = json!({"namespace": ["db"]});
+    let uri = "/v1/lake/namespaces";
+    let (status, _, _) =
+        call_with_headers(&env.app, Method::POST, uri, Some(create.clone()), &key).await;
+    assert_eq!(status, StatusCode::OK);
+    let records: Arc<dyn RecordStore> = env.store.clone();
+    let listed = |records: Arc<dyn RecordStore>| async move {
+        let page = records
+            .list_records("idempotency/", None, 10)
+            .await
+            .unwrap();
+        page.records.len()
+    };
+    assert_eq!(listed(records.clone()).await, 1);
+    let period = Duration::from_secs(60);
+    let (one, other) = (
+        Jobs::new(records.clone(), period),
+        Jobs::new(records.clone(), period),
+    );
+    let now = pangolin_store::Timestamp::now();
+    assert_eq!(
+        one.expire_idempotency_keys(now).await.unwrap(),
+        Round::Ran(0)
+    );
+    assert_eq!(listed(records.clone()).await, 1, "a live key stays");
+    let later = pangolin_store::Timestamp::from_millis(
+        now.as_millis() + pangolin_api::idempotency::LIFETIME.as_millis() as i64 + 60_001,
+    );
+    assert_eq!(
+        other.expire_idempotency_keys(later).await.unwrap(),
+        Round::Ran(1)
+    );
+    assert_eq!(
+        one.expire_idempotency_keys(later).await.unwrap(),
+        Round::Skipped
+    );
+    assert_eq!(listed(records).await, 0);
+    // The key is gone: the request runs again (and finds the namespace it created).
+    let (status, headers, _) =
+        call_with_headers(&env.app, Method::POST, uri, Some(create), &key).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(headers.get("idempotency-replayed").is_none());
+}

@@ -64,6 +64,17 @@ pub(crate) struct ServeArgs {
     /// Memory for cached catalog objects, in MiB [default: 256].
     #[arg(long, env = "PANGOLIN_CACHE_MIB")]
     cache_mib: Option<u64>,
+    /// How long, in milliseconds, this server trusts what it read of catalogs, callers and
+    /// roles: the longest a change made through another server sharing the database (a
+    /// revoked grant, a disabled user, a rebound catalog) takes to apply here. Changes made
+    /// through this server apply at once. 0 reads them on every request [default: 2000].
+    #[arg(long, env = "PANGOLIN_SHARED_STATE_TTL_MS")]
+    shared_state_ttl_ms: Option<u64>,
+    /// How often, in milliseconds, this server offers to run the background jobs (expiring
+    /// idempotency keys); of the servers sharing a database one runs each job per period
+    /// [default: 300000].
+    #[arg(long, env = "PANGOLIN_JOBS_PERIOD_MS", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs_period_ms: Option<u64>,
     /// Endpoint of an S3-compatible server for `s3://` warehouses (`http://127.0.0.1:9000`)
     /// [default: AWS].
     #[arg(long, env = "PANGOLIN_S3_ENDPOINT")]
@@ -178,6 +189,8 @@ struct FileConfig {
     warehouse: Option<String>,
     default_catalog: Option<String>,
     cache_mib: Option<u64>,
+    shared_state_ttl_ms: Option<u64>,
+    jobs_period_ms: Option<u64>,
     s3_endpoint: Option<String>,
     s3_region: Option<String>,
     s3_access_key_id: Option<String>,
@@ -206,6 +219,10 @@ struct Settings {
     warehouse: Option<String>,
     default_catalog: String,
     cache_mib: u64,
+    /// How long answers read from shared records are trusted (see the flag).
+    shared_state_ttl: std::time::Duration,
+    /// How often the background jobs are offered to this server.
+    jobs_period: std::time::Duration,
     /// For `s3://` locations; redacts its secret when shown.
     s3: S3Settings,
     /// How an `s3://` default warehouse delegates access to clients.
@@ -286,6 +303,17 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .or(file.default_catalog)
             .unwrap_or_else(|| "default".to_owned()),
         cache_mib: args.cache_mib.or(file.cache_mib).unwrap_or(256),
+        shared_state_ttl: args
+            .shared_state_ttl_ms
+            .or(file.shared_state_ttl_ms)
+            .map_or(
+                pangolin_api::directory::DEFAULT_TTL,
+                std::time::Duration::from_millis,
+            ),
+        jobs_period: args.jobs_period_ms.or(file.jobs_period_ms).map_or(
+            pangolin_api::jobs::DEFAULT_PERIOD,
+            std::time::Duration::from_millis,
+        ),
         s3,
         s3_delegation,
         no_auth: args.no_auth.or(file.no_auth).unwrap_or(false),
@@ -326,6 +354,13 @@ fn both<B: Store + AuditLog>(backend: B) -> (Arc<dyn Store>, Arc<dyn AuditLog>) 
     (backend.clone(), backend)
 }
 
+/// An SQLite database, its connections sampled for the metrics.
+fn sqlite(backend: SqliteBackend) -> (Arc<dyn Store>, Arc<dyn AuditLog>) {
+    let sampled = backend.pool().clone();
+    crate::telemetry::pool_gauges(move || (sampled.size(), sampled.num_idle()));
+    both(backend)
+}
+
 async fn open_database(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, Arc<dyn AuditLog>)> {
     match settings.database_url.as_deref() {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
@@ -336,9 +371,11 @@ async fn open_database(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, A
             let store = PostgresBackend::connect(url, &pool)
                 .await
                 .context("connecting to PostgreSQL")?;
+            let sampled = store.pool().clone();
+            crate::telemetry::pool_gauges(move || (sampled.size(), sampled.num_idle()));
             Ok(both(store))
         }
-        Some(url) if url.starts_with("sqlite:") => Ok(both(
+        Some(url) if url.starts_with("sqlite:") => Ok(sqlite(
             SqliteBackend::open_url(url)
                 .await
                 .with_context(|| format!("opening the database {url}"))?,
@@ -358,7 +395,7 @@ async fn open_database(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, A
         Some(other) => bail!("unsupported database URL `{other}`: use postgres:// or sqlite://"),
         None => {
             let database = settings.data_dir.join("pangolin.db");
-            Ok(both(SqliteBackend::open(&database).await.with_context(
+            Ok(sqlite(SqliteBackend::open(&database).await.with_context(
                 || format!("opening the database {}", database.display()),
             )?))
         }
@@ -422,7 +459,9 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         )
     })?;
     let (store, audit) = open_store(&settings).await?;
-    let security = security(&settings, &store, audit).await?;
+    let security = security(&settings, &store, audit)
+        .await?
+        .with_cache_ttl(settings.shared_state_ttl);
     let warehouse = warehouse_location(&settings)?;
     let cache = Arc::new(ObjectCache::new(settings.cache_mib << 20));
     let tenancy = Tenancy::new(store.clone(), cache.clone(), server_key(&settings)?);
@@ -435,8 +474,9 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         security: Arc::new(security),
         tenant: TENANT.to_owned(),
         default_catalog: settings.default_catalog.clone(),
-        catalogs: Arc::new(CatalogDirectory::new(tenancy)),
+        catalogs: Arc::new(CatalogDirectory::new(tenancy).with_ttl(settings.shared_state_ttl)),
     };
+    pangolin_api::jobs::Jobs::new(state.store.clone(), settings.jobs_period).spawn();
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .with_context(|| format!("listening on {}", settings.listen))?;
@@ -606,6 +646,7 @@ async fn security(
     let config = IdentityConfig {
         signing_key,
         bcrypt_cost: settings.bcrypt_cost.unwrap_or(defaults.bcrypt_cost),
+        api_key_record_ttl: settings.shared_state_ttl,
         ..defaults
     };
     let identity = Identity::open(records.clone(), config, Arc::new(SystemClock))

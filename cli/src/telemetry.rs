@@ -63,3 +63,19 @@ pub(crate) fn metrics() -> anyhow::Result<()> {
     pangolin_api::observe::set_exporter(move || handle.render());
     Ok(())
 }
+
+/// Samples the database pool every few seconds into `pangolin_db_connections{state}`: a pool
+/// whose connections are all in use makes requests wait (and fail after its acquire timeout).
+pub(crate) fn pool_gauges(sample: impl Fn() -> (u32, usize) + Send + 'static) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            let (size, idle) = sample();
+            let idle = idle as f64;
+            metrics::gauge!("pangolin_db_connections", "state" => "idle").set(idle);
+            metrics::gauge!("pangolin_db_connections", "state" => "in-use")
+                .set((f64::from(size) - idle).max(0.0));
+        }
+    });
+}

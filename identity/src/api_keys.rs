@@ -328,7 +328,26 @@ impl Identity {
     pub async fn authenticate_api_key(&self, key: &ApiKey) -> Result<Principal, ApiKeyAuthError> {
         let now = self.now();
         let id = key.id();
-        if let Some(hit) = self.inner.cache.lookup(id, key.secret(), now) {
+        if let Some(mut hit) = self.inner.cache.lookup(id, key.secret(), now) {
+            // The secret verified recently; what the record says may have changed since
+            // (another server revoked the key or disabled its owner): read it again, without
+            // bcrypt, once it is older than the record TTL.
+            if plus(hit.read_at, self.inner.config.api_key_record_ttl) <= now {
+                let Some(doc) = self.docs().get::<KeyDoc>(&layout::api_key(id)?).await? else {
+                    self.inner.cache.forget(id);
+                    return Err(ApiKeyAuthError::InvalidCredentials);
+                };
+                let doc = doc.value;
+                let owner = self.service_doc(&doc.tenant, &doc.service).await?;
+                if owner.is_none_or(|o| o.disabled) {
+                    self.inner.cache.forget(id);
+                    return Err(ApiKeyAuthError::Disabled(id.clone()));
+                }
+                self.inner
+                    .cache
+                    .refresh(id, doc.expires, doc.revoked_at, now);
+                (hit.expires, hit.revoked_at) = (doc.expires, doc.revoked_at);
+            }
             key_status(id, hit.expires, hit.revoked_at, now)?;
             self.touch(id, hit.last_used, now).await?;
             return Ok(service_principal(&hit.tenant, &hit.service, id));
@@ -349,6 +368,7 @@ impl Identity {
         let entry = CachedKey {
             digest: digest(key.secret()),
             checked_at: now,
+            read_at: now,
             tenant: doc.tenant.clone(),
             service: doc.service.clone(),
             expires: doc.expires,

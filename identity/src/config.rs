@@ -19,8 +19,11 @@ pub struct IdentityConfig {
     /// A configured signing key; when absent, one is generated on first start and stored.
     pub signing_key: Option<SigningKey>,
     /// How long a successful API key verification is trusted without bcrypt (60 seconds).
-    /// Another server sees a revocation only after this long.
     pub api_key_cache_ttl: Duration,
+    /// How long what a key's record said (revoked, expiry, owner disabled) is trusted before
+    /// it is read again (2 seconds): the longest another server's revocation takes to apply
+    /// here. Reading it again costs one record read, not a bcrypt verification.
+    pub api_key_record_ttl: Duration,
     /// Most entries the API key verification cache holds.
     pub api_key_cache_capacity: usize,
     /// An API key's `last_used` is written at most this often (60 seconds).
@@ -36,6 +39,7 @@ impl Default for IdentityConfig {
             leeway: Duration::from_secs(30),
             signing_key: None,
             api_key_cache_ttl: Duration::from_secs(60),
+            api_key_record_ttl: Duration::from_secs(2),
             api_key_cache_capacity: 10_000,
             last_used_interval: Duration::from_secs(60),
         }

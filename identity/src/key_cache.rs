@@ -21,6 +21,8 @@ use crate::names::{PrincipalName, TenantName};
 pub(crate) struct CachedKey {
     pub(crate) digest: blake3::Hash,
     pub(crate) checked_at: Timestamp,
+    /// When the key's record (and its owner's) was last read.
+    pub(crate) read_at: Timestamp,
     pub(crate) tenant: TenantName,
     pub(crate) service: PrincipalName,
     pub(crate) expires: Option<Timestamp>,
@@ -69,6 +71,21 @@ impl KeyCache {
             }
         }
         entries.insert(id, entry);
+    }
+
+    /// Replaces what the entry of `id` says of its record, keeping the verification.
+    pub(crate) fn refresh(
+        &self,
+        id: &KeyId,
+        expires: Option<Timestamp>,
+        revoked_at: Option<Timestamp>,
+        now: Timestamp,
+    ) {
+        if let Some(entry) = self.entries.lock().get_mut(id) {
+            entry.expires = expires;
+            entry.revoked_at = revoked_at;
+            entry.read_at = now;
+        }
     }
 
     pub(crate) fn note_used(&self, id: &KeyId, at: Timestamp) {

@@ -218,7 +218,7 @@ async fn service_in(env: &Env, t: &str) -> CreatedApiKey {
         .unwrap()
 }
 
-async fn other_servers_see_a_revocation_within_the_cache_ttl(env: Env) {
+async fn other_servers_see_a_revocation_within_the_record_ttl(env: Env) {
     let created = service(&env).await;
     let replica = env.server(config()).await;
     replica.authenticate_api_key(&created.key).await.unwrap();
@@ -226,16 +226,39 @@ async fn other_servers_see_a_revocation_within_the_cache_ttl(env: Env) {
         .revoke_api_key(&tenant("acme"), created.key.id())
         .await
         .unwrap();
-    // The replica's cached verification still answers until it is a TTL old...
-    env.clock.advance(Duration::from_secs(59));
+    // The replica trusts what it read of the record until that is a record TTL old...
+    let record_ttl = config().api_key_record_ttl;
+    env.clock.advance(record_ttl - Duration::from_millis(1));
     replica.authenticate_api_key(&created.key).await.unwrap();
-    // ...and then it reads the record again.
-    env.clock.advance(Duration::from_secs(1));
+    // ...and then reads it again (well before the verification itself expires).
+    env.clock.advance(Duration::from_millis(1));
     let err = replica
         .authenticate_api_key(&created.key)
         .await
         .unwrap_err();
     assert!(matches!(err, ApiKeyAuthError::Revoked(_)), "{err}");
+}
+
+/// A replica keeps a key it verified working across reads of its record, and sees an owner
+/// disabled through another server within the record TTL.
+async fn record_reads_keep_a_key_working_and_see_a_disabled_owner(env: Env) {
+    let created = service(&env).await;
+    let replica = env.server(config()).await;
+    replica.authenticate_api_key(&created.key).await.unwrap();
+    for _ in 0..3 {
+        env.clock.advance(config().api_key_record_ttl);
+        replica.authenticate_api_key(&created.key).await.unwrap();
+    }
+    env.identity
+        .set_service_user_disabled(&tenant("acme"), &name("etl"), true)
+        .await
+        .unwrap();
+    env.clock.advance(config().api_key_record_ttl);
+    let err = replica
+        .authenticate_api_key(&created.key)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ApiKeyAuthError::Disabled(_)), "{err}");
 }
 
 async fn rotation_without_grace_revokes_the_old_key_now(env: Env) {
@@ -506,7 +529,8 @@ on_every_backend!(
     a_wrong_secret_or_unknown_id_is_refused_alike,
     expired_keys_are_refused,
     revoking_drops_the_cached_verification_at_once,
-    other_servers_see_a_revocation_within_the_cache_ttl,
+    other_servers_see_a_revocation_within_the_record_ttl,
+    record_reads_keep_a_key_working_and_see_a_disabled_owner,
     rotation_without_grace_revokes_the_old_key_now,
     rotation_with_grace_keeps_the_old_key_until_the_grace_ends,
     last_used_is_written_at_most_once_a_minute,

@@ -90,6 +90,10 @@ def test_metrics_count_a_known_workload(observed):
     assert delta("pangolin_audit_events_total", written="with-commit") == 5
     assert value(after, "pangolin_audit_write_failures_total") == 0
     assert value(after, "pangolin_object_cache_entries") > 0
+    # The database pool is sampled: connections in use and idle.
+    assert {("state", "idle")} | {("state", "in-use")} <= {
+        pair for (n, pairs) in after if n == "pangolin_db_connections" for pair in pairs
+    }
     assert value(after, "pangolin_object_cache_hits_total") > value(before, "pangolin_object_cache_hits_total")
     # Labels are route templates, never names a tenant chose.
     assert namespace not in json.dumps([list(k) for k in after])

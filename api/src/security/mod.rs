@@ -102,6 +102,13 @@ impl Security {
         }
     }
 
+    /// This security, trusting callers and roles it read for `ttl`: how long a change made by
+    /// another server sharing the database may take to be seen here.
+    pub fn with_cache_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.recent = recent::Recent::new(ttl);
+        self
+    }
+
     /// This security, taking the tokens of `providers` too.
     pub fn with_external(mut self, providers: external::Providers) -> Self {
         self.external = providers;

@@ -1,9 +1,10 @@
 //! Answers of the last moments, so the hot path does not repeat record reads on every
 //! request: which caller a bearer credential stands for, and which roles a principal has.
 //!
-//! Entries live for [`TTL`]. Any change this server makes to users, service users, keys,
-//! tokens or roles drops them all at once, so here a logout or a revoked grant takes effect on
-//! the next request; other replicas see such a change within the TTL.
+//! Entries live for the TTL ([`DEFAULT_TTL`] unless configured). Any change this server makes
+//! to users, service users, keys, tokens or roles drops them all at once, so here a logout or
+//! a revoked grant takes effect on the next request; other replicas see such a change within
+//! the TTL.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -13,21 +14,22 @@ use parking_lot::Mutex;
 
 use super::Caller;
 
-/// How long a remembered answer is trusted.
-pub const TTL: Duration = Duration::from_secs(2);
+/// How long a remembered answer is trusted, unless configured.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(2);
 /// Entries kept at most (per kind); beyond it everything is dropped and rebuilt on demand.
 const CAPACITY: usize = 10_000;
 
 /// Remembered callers and roles.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Recent {
+    ttl: Duration,
     /// By blake3 of the credential: the raw token is never kept.
     callers: Mutex<HashMap<[u8; 32], (Instant, Caller)>>,
     roles: Mutex<HashMap<String, (Instant, Vec<Role>)>>,
 }
 
-fn fresh<T: Clone>(entry: Option<&(Instant, T)>) -> Option<T> {
-    entry.and_then(|(at, value)| (at.elapsed() < TTL).then(|| value.clone()))
+fn fresh<T: Clone>(entry: Option<&(Instant, T)>, ttl: Duration) -> Option<T> {
+    entry.and_then(|(at, value)| (at.elapsed() < ttl).then(|| value.clone()))
 }
 
 fn remember<K: std::hash::Hash + Eq, T>(map: &mut HashMap<K, (Instant, T)>, key: K, value: T) {
@@ -37,12 +39,28 @@ fn remember<K: std::hash::Hash + Eq, T>(map: &mut HashMap<K, (Instant, T)>, key:
     map.insert(key, (Instant::now(), value));
 }
 
+impl Default for Recent {
+    fn default() -> Self {
+        Self::new(DEFAULT_TTL)
+    }
+}
+
 impl Recent {
+    /// Answers trusted for `ttl` (zero: nothing is remembered).
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            ttl,
+            callers: Mutex::default(),
+            roles: Mutex::default(),
+        }
+    }
+
     pub fn caller(&self, credential: &str) -> Option<Caller> {
         fresh(
             self.callers
                 .lock()
                 .get(blake3::hash(credential.as_bytes()).as_bytes()),
+            self.ttl,
         )
     }
 
@@ -52,7 +70,7 @@ impl Recent {
     }
 
     pub fn roles(&self, principal: &str) -> Option<Vec<Role>> {
-        fresh(self.roles.lock().get(principal))
+        fresh(self.roles.lock().get(principal), self.ttl)
     }
 
     pub fn remember_roles(&self, principal: &str, roles: Vec<Role>) {

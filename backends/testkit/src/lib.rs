@@ -88,6 +88,7 @@ macro_rules! conformance_tests {
             records::deletes_need_the_current_version,
             records::listing_filters_by_prefix_and_pages,
             records::racing_record_writers_lose_no_update,
+            records::a_lease_has_one_holder_at_a_time,
             audit::appends_form_one_verified_chain,
             audit::batched_appends_continue_one_verified_chain,
             audit::concurrent_appends_keep_the_chain_whole,

@@ -222,3 +222,66 @@ pub async fn racing_record_writers_lose_no_update<B: Backend>(backend: Arc<B>) {
     assert_eq!(record.value, Bytes::from_static(b"80"));
     assert_eq!(record.version, 81);
 }
+
+/// A lease has one holder at a time: of many servers racing for a free lease exactly one
+/// gets it; its holder renews it; another gets it only once it ran out.
+pub async fn a_lease_has_one_holder_at_a_time<B: Backend>(backend: Arc<B>) {
+    use pangolin_records::Lease;
+    use pangolin_store::Timestamp;
+    use std::time::Duration;
+    let name = crate::fresh_repo().to_string();
+    let now = Timestamp::from_millis(1_000_000);
+    let length = Duration::from_secs(60);
+    let mut racers = Vec::new();
+    for server in 0..8 {
+        let backend = backend.clone();
+        let lease = Lease::new(&name, format!("server-{server}")).expect("valid name");
+        racers.push(tokio::spawn(async move {
+            lease
+                .try_take(backend.as_ref(), now, length)
+                .await
+                .expect("take")
+        }));
+    }
+    let mut winners = 0;
+    for racer in racers {
+        winners += usize::from(racer.await.expect("racer"));
+    }
+    assert_eq!(winners, 1, "one holder at a time");
+    let holder = {
+        let mut found = None;
+        for server in 0..8 {
+            let lease = Lease::new(&name, format!("server-{server}")).expect("valid name");
+            let later = Timestamp::from_millis(now.as_millis() + 1_000);
+            if lease
+                .try_take(backend.as_ref(), later, length)
+                .await
+                .expect("take")
+            {
+                found = Some(lease);
+            }
+        }
+        found.expect("the holder renews its own lease")
+    };
+    let other = Lease::new(&name, "newcomer").expect("valid name");
+    let before_end = Timestamp::from_millis(now.as_millis() + 60_000);
+    assert!(
+        !other
+            .try_take(backend.as_ref(), before_end, length)
+            .await
+            .expect("take")
+    );
+    let after_end = Timestamp::from_millis(now.as_millis() + 61_001);
+    assert!(
+        other
+            .try_take(backend.as_ref(), after_end, length)
+            .await
+            .expect("take")
+    );
+    assert!(
+        !holder
+            .try_take(backend.as_ref(), after_end, length)
+            .await
+            .expect("take")
+    );
+}
