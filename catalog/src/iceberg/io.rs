@@ -75,6 +75,14 @@ fn literal_path(location: &str) -> &str {
     }
 }
 
+/// The file a `file:` location (or an absolute path) names on this machine's disk; `None`
+/// for other schemes and for `file://host/...`.
+pub(crate) fn local_path(location: &str) -> Option<std::path::PathBuf> {
+    let url = location_url(location).ok()?;
+    (url.scheme() == "file" && url.authority().is_empty())
+        .then(|| std::path::PathBuf::from(literal_path(location)))
+}
+
 impl FileIo {
     /// `cached_tables`: how many parsed metadata files to keep in memory. Stores get no
     /// settings: enough for `file://`; see [`with_options`](Self::with_options).

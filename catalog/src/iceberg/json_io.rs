@@ -1,5 +1,5 @@
 //! JSON files in a warehouse (table and view metadata), through the [`FileIo`] stores: read
-//! whole, written once and never overwritten. Caching is the caller's: table metadata is cached
+//! whole, written once and never overwritten (on local disks durably, see [`super::local`]). Caching is the caller's: table metadata is cached
 //! by [`FileIo`]; view metadata, read far less often, is not.
 
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
@@ -40,6 +40,27 @@ pub async fn write_json<T: Serialize>(
         location: location.to_owned(),
         reason: e.to_string(),
     })?;
+    let store_error = |source| IoError::Store {
+        location: location.to_owned(),
+        source,
+    };
+    if let Some(local) = super::io::local_path(location) {
+        return super::local::create_durably(local, body)
+            .await
+            .map_err(|e| {
+                store_error(match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => object_store::Error::AlreadyExists {
+                        path: path.to_string(),
+                        source: Box::new(e),
+                    },
+                    _ => object_store::Error::Generic {
+                        store: "LocalFileSystem",
+                        source: Box::new(e),
+                    },
+                })
+            });
+    }
+    // Object stores: a conditional put (`If-None-Match: *` on S3), never an overwrite.
     let options = PutOptions {
         mode: PutMode::Create,
         ..PutOptions::default()
@@ -47,9 +68,6 @@ pub async fn write_json<T: Serialize>(
     store
         .put_opts(&path, PutPayload::from(body), options)
         .await
-        .map_err(|source| IoError::Store {
-            location: location.to_owned(),
-            source,
-        })?;
+        .map_err(store_error)?;
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod default_value;
 pub mod describe;
 pub mod io;
 pub mod json_io;
+mod local;
 pub mod metadata;
 pub mod partition;
 pub mod requirement;
