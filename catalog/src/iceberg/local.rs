@@ -21,7 +21,8 @@ fn create_blocking(path: &Path, body: &[u8]) -> io::Result<()> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a file needs a directory"))?;
     let created = create_dirs(dir)?;
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    let written = file.write_all(body).and_then(|()| file.sync_all());
+    // The data and the size that makes it readable; the name is the directory's to sync.
+    let written = file.write_all(body).and_then(|()| file.sync_data());
     if let Err(error) = written {
         // Nothing names the file yet: leave no half-written one behind.
         drop(file);
