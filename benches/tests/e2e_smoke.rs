@@ -61,3 +61,36 @@ async fn a_tiny_run_measures_the_real_server() {
     assert_eq!(written["results"].as_array().unwrap().len(), 3);
     assert_eq!(written["results"][0]["backend"], "sqlite");
 }
+
+/// The same against two servers sharing one PostgreSQL database, requests spread over both:
+/// writers on one branch through both servers lose nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tiny_run_spreads_over_replicas_on_postgres() {
+    let Some(binary) = server_binary() else {
+        eprintln!("skipped: no pangolin binary (cargo build -p pangolin, or set PANGOLIN_BIN)");
+        return;
+    };
+    if std::env::var_os("PANGOLIN_SKIP_POSTGRES").is_some() {
+        eprintln!("skipped: PANGOLIN_SKIP_POSTGRES is set");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::smoke(&["commit-8-tables", "commit-8-one-table"]);
+    options.backends = vec![e2e::backend::BackendKind::Postgres];
+    options.replicas = 2;
+    options.pangolin_bin = Some(binary);
+    options.out_dir = Some(dir.path().to_owned());
+    if let Ok(url) = std::env::var("PANGOLIN_TEST_POSTGRES_URL") {
+        options.postgres_url = url;
+    }
+
+    let report = e2e::run(&options).await.unwrap();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.results.len(), 2, "{:?}", report.results);
+    for m in &report.results {
+        assert_eq!(m.backend, "postgres-2-replicas");
+        assert!(m.figures.ops > 0, "{m:?}");
+        assert_eq!(m.figures.errors, 0, "{m:?}");
+        assert_eq!(m.lost, Some(0), "no acknowledged commit lost: {m:?}");
+    }
+}

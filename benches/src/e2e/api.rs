@@ -1,6 +1,9 @@
 //! The HTTP calls the workloads make: paths of the Iceberg REST and management APIs, and the
 //! few calls that set workloads up.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use reqwest::StatusCode;
@@ -13,11 +16,14 @@ pub const MANAGEMENT: &str = "/api/v1/catalogs/default";
 /// The web UI's pages of the same catalog.
 pub const UI: &str = "/ui/catalogs/default";
 
-/// One HTTP client (its connection pool shared by every task of a measurement) and a server.
+/// One HTTP client (its connection pool shared by every task of a measurement) and the
+/// servers it sends to: with several (replicas on one database), each request goes to the next
+/// one in turn, as a round-robin load balancer would send it.
 #[derive(Debug, Clone)]
 pub struct Api {
     client: reqwest::Client,
-    base: String,
+    bases: Arc<[String]>,
+    next: Arc<AtomicUsize>,
 }
 
 /// A status and the whole body (every call reads the body to its end).
@@ -59,8 +65,10 @@ impl Answer {
 }
 
 impl Api {
-    /// A client for `base` (`http://127.0.0.1:port`) that keeps up to `connections` open.
-    pub fn new(base: &str, connections: usize) -> anyhow::Result<Self> {
+    /// A client for `bases` (`http://127.0.0.1:port`, one or more) that keeps up to
+    /// `connections` open to each.
+    pub fn new(bases: &[String], connections: usize) -> anyhow::Result<Self> {
+        anyhow::ensure!(!bases.is_empty(), "no server to send to");
         let client = reqwest::Client::builder()
             .no_proxy()
             .tcp_nodelay(true)
@@ -70,14 +78,24 @@ impl Api {
             .context("building the HTTP client")?;
         Ok(Self {
             client,
-            base: base.trim_end_matches('/').to_owned(),
+            bases: bases
+                .iter()
+                .map(|b| b.trim_end_matches('/').to_owned())
+                .collect(),
+            next: Arc::new(AtomicUsize::new(0)),
         })
+    }
+
+    /// The URL of `path` on the server whose turn it is.
+    fn url(&self, path: &str) -> String {
+        let turn = self.next.fetch_add(1, Ordering::Relaxed) % self.bases.len();
+        format!("{}{path}", self.bases[turn])
     }
 
     pub async fn get(&self, path: &str) -> anyhow::Result<Answer> {
         let response = self
             .client
-            .get(format!("{}{path}", self.base))
+            .get(self.url(path))
             .send()
             .await
             .with_context(|| format!("GET {path}"))?;
@@ -92,7 +110,7 @@ impl Api {
     pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Answer> {
         let response = self
             .client
-            .post(format!("{}{path}", self.base))
+            .post(self.url(path))
             .json(body)
             .send()
             .await

@@ -114,7 +114,7 @@ async fn measure_baseline(
 ) -> anyhow::Result<()> {
     let baseline = Baseline::start()?;
     for connections in connection_counts(options) {
-        let api = api::Api::new(&baseline.base_url(), connections)?;
+        let api = api::Api::new(&[baseline.base_url()], connections)?;
         let workers = (0..connections)
             .map(|_| BaselineWorker { api: api.clone() })
             .collect();
@@ -137,6 +137,7 @@ async fn measure_baseline(
 /// Runs the workloads of `phase` against a started server and records them.
 async fn run_workloads(
     kind: BackendKind,
+    label: &str,
     phase: Phase,
     options: &Options,
     env: &Env,
@@ -146,7 +147,7 @@ async fn run_workloads(
         for &connections in def.connections(phase) {
             match workloads::run(def.name, connections, env).await {
                 Ok(sample) => report.add(Measurement {
-                    backend: kind.name().to_owned(),
+                    backend: label.to_owned(),
                     phase: phase.name().to_owned(),
                     workload: def.name.to_owned(),
                     connections,
@@ -196,7 +197,23 @@ async fn loaded_instance(
     }
 }
 
-/// Starts a server on `instance`, runs the phase's workloads, stops it.
+/// Servers started on one instance: several only on PostgreSQL, which servers can share.
+fn replicas(kind: BackendKind, options: &Options) -> usize {
+    match kind {
+        BackendKind::Postgres => options.replicas,
+        _ => 1,
+    }
+}
+
+/// The backend as results name it: `postgres-3-replicas` when several servers share it.
+fn label(kind: BackendKind, replicas: usize) -> String {
+    match replicas {
+        1 => kind.name().to_owned(),
+        n => format!("{}-{n}-replicas", kind.name()),
+    }
+}
+
+/// Starts the server(s) on `instance`, runs the phase's workloads, stops them.
 async fn serve_and_run(
     instance: &Instance,
     binary: &Path,
@@ -205,13 +222,33 @@ async fn serve_and_run(
     env: Env,
     report: &mut Report,
 ) -> anyhow::Result<()> {
-    let server = Server::start(binary, instance.data_dir(), &instance.server_args()).await?;
+    let count = replicas(instance.kind, options);
+    let mut servers = Vec::with_capacity(count);
+    for _ in 0..count {
+        match Server::start(binary, instance.data_dir(), &instance.server_args()).await {
+            Ok(server) => servers.push(server),
+            Err(e) => {
+                for server in servers {
+                    let _ = server.stop().await;
+                }
+                return Err(e);
+            }
+        }
+    }
     let env = Env {
-        base: server.base_url().to_owned(),
+        bases: servers.iter().map(|s| s.base_url().to_owned()).collect(),
         ..env
     };
-    run_workloads(instance.kind, phase, options, &env, report).await;
-    server.stop().await
+    let label = label(instance.kind, count);
+    run_workloads(instance.kind, &label, phase, options, &env, report).await;
+    let mut stopped = Ok(());
+    for server in servers {
+        let result = server.stop().await;
+        if stopped.is_ok() {
+            stopped = result;
+        }
+    }
+    stopped
 }
 
 async fn workloads_phase(
@@ -228,7 +265,7 @@ async fn workloads_phase(
     let (tables, depth) = (options.catalog_tables, options.history);
     let instance = loaded_instance(kind, options, tables, depth).await?;
     let env = Env {
-        base: String::new(),
+        bases: Vec::new(),
         timing,
         tables,
         depth,
@@ -254,7 +291,7 @@ async fn scaling_phase(
         eprintln!("== {} scaling: {tables} tables", kind.name());
         let instance = loaded_instance(kind, options, tables, 0).await?;
         let env = Env {
-            base: String::new(),
+            bases: Vec::new(),
             timing,
             tables,
             depth: 0,
@@ -295,7 +332,7 @@ async fn history_phase(
         }
         grown = depth;
         let env = Env {
-            base: String::new(),
+            bases: Vec::new(),
             timing,
             tables: HISTORY_TABLES,
             depth,

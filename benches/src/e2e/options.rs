@@ -81,6 +81,10 @@ pub struct Options {
     )]
     #[serde(serialize_with = "without_password")]
     pub postgres_url: String,
+    /// PostgreSQL servers sharing the database, requests spread over them in turn (other
+    /// backends always get one server; their files belong to one).
+    #[arg(long, default_value_t = 1, value_parser = parse_replicas)]
+    pub replicas: usize,
     /// Where `e2e.json` and the SVG plots go [default: docs/benchmarks of the workspace].
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
@@ -128,6 +132,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{text}` is not a duration (`5s`, `500ms`)"))
 }
 
+fn parse_replicas(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n @ 1..=8) => Ok(n),
+        _ => Err(format!("`{text}` is not a number of servers from 1 to 8")),
+    }
+}
+
 impl Options {
     /// A run that takes seconds: SQLite, the workloads phase, tiny catalog, short timings.
     pub fn smoke(workloads: &[&str]) -> Self {
@@ -143,6 +154,7 @@ impl Options {
             warmup: Duration::ZERO,
             pangolin_bin: None,
             postgres_url: "postgres://postgres@127.0.0.1:5432/test".to_owned(),
+            replicas: 1,
             out_dir: None,
             list: false,
         }

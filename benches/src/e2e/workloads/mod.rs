@@ -199,8 +199,8 @@ pub fn find(name: &str) -> Option<&'static Def> {
 /// What a workload runs against.
 #[derive(Debug, Clone)]
 pub struct Env {
-    /// The server, `http://127.0.0.1:port`.
-    pub base: String,
+    /// The servers, `http://127.0.0.1:port` (several: replicas sharing one database).
+    pub bases: Vec<String>,
     pub timing: Timing,
     /// Bulk tables in the catalog.
     pub tables: u64,

@@ -77,7 +77,7 @@ async fn path(name: &str, api: &Api, env: &Env) -> anyhow::Result<String> {
 
 /// Every task GETs the path of workload `name`, which must answer 200.
 pub(super) async fn reads(name: &str, env: &Env, connections: usize) -> anyhow::Result<Figures> {
-    let api = Api::new(&env.base, connections)?;
+    let api = Api::new(&env.bases, connections)?;
     let path: Arc<str> = path(name, &api, env).await?.into();
     // Fail before measuring if the path does not answer.
     api.get(&path).await?.expect(StatusCode::OK, &path)?;

@@ -26,7 +26,7 @@ impl Worker for Brancher {
 
 /// Creates branches from `main`, each a new name.
 pub(super) async fn create_branches(env: &Env, connections: usize) -> anyhow::Result<Figures> {
-    let api = Api::new(&env.base, connections)?;
+    let api = Api::new(&env.bases, connections)?;
     let workers = (0..connections)
         .map(|_| Brancher { api: api.clone() })
         .collect();
@@ -82,7 +82,7 @@ impl Worker for Merger {
 
 /// Merges of branches that changed `k` tables (at most the catalog's bulk tables).
 pub(super) async fn merges(env: &Env, connections: usize, k: u64) -> anyhow::Result<Figures> {
-    let api = Api::new(&env.base, connections)?;
+    let api = Api::new(&env.bases, connections)?;
     let workers = (0..connections as u64)
         .map(|w| Merger {
             api: api.clone(),
@@ -137,7 +137,7 @@ impl Worker for LogWalker {
 }
 
 pub(super) async fn log_paging(env: &Env, connections: usize) -> anyhow::Result<Figures> {
-    let api = Api::new(&env.base, connections)?;
+    let api = Api::new(&env.bases, connections)?;
     let workers = (0..connections)
         .map(|_| LogWalker {
             api: api.clone(),

@@ -172,7 +172,7 @@ pub(super) async fn commits(
     connections: usize,
     tables: Tables,
 ) -> anyhow::Result<Sample> {
-    let api = Api::new(&env.base, connections)?;
+    let api = Api::new(&env.bases, connections)?;
     let name = |writer: usize| match tables {
         Tables::One => fixture::ONE.to_owned(),
         Tables::PerWriter => fixture::writer_table(writer % fixture::WRITERS),
@@ -231,7 +231,7 @@ impl Worker for Creator {
 
 /// Creates tables (each: its first metadata file, then a catalog commit).
 pub(super) async fn create_tables(env: &Env, connections: usize) -> anyhow::Result<Figures> {
-    let api = Api::new(&env.base, connections)?;
+    let api = Api::new(&env.bases, connections)?;
     let workers = (0..connections)
         .map(|_| Creator { api: api.clone() })
         .collect();
