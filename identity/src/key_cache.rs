@@ -2,9 +2,10 @@
 //! TTL instead of one per request.
 //!
 //! An entry holds the blake3 digest of the secret that verified (never the secret), when it
-//! was checked, and what the key's record said then. Revoking or rotating a key in this process
-//! drops its entry at once; other servers keep accepting a revoked key until their entry is
-//! older than the TTL.
+//! was checked, and what the key's record said when it was last read. Revoking or rotating a
+//! key in this process drops its entry at once; another server reads the record again once
+//! its copy is older than the record TTL (`IdentityConfig::api_key_record_ttl`), without
+//! verifying the secret again, and refuses the key from then on.
 
 use std::collections::HashMap;
 use std::time::Duration;
