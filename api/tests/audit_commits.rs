@@ -36,6 +36,14 @@ async fn main_log(app: &axum::Router) -> Vec<String> {
         .collect()
 }
 
+/// Creates namespace `db`; the answer's status.
+async fn create_namespace(app: &axum::Router) -> StatusCode {
+    let body = json!({"namespace": ["db"]});
+    call(app, Method::POST, "/v1/lake/namespaces", Some(body))
+        .await
+        .0
+}
+
 fn schema() -> Value {
     json!({"type": "struct", "schema-id": 0, "fields": [
         {"id": 1, "name": "id", "required": true, "type": "long"}
@@ -45,14 +53,7 @@ fn schema() -> Value {
 #[tokio::test]
 async fn a_change_is_audited_once_by_its_own_commit() {
     let env = TestApp::new().await;
-    let (status, body) = call(
-        &env.app,
-        Method::POST,
-        "/v1/lake/namespaces",
-        Some(json!({"namespace": ["db"]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(create_namespace(&env.app).await, StatusCode::OK);
     let events = audit_events(&env.app).await;
     let created: Vec<&Value> = events
         .iter()
@@ -72,24 +73,10 @@ async fn a_change_is_audited_once_by_its_own_commit() {
 #[tokio::test]
 async fn a_refused_change_is_audited_by_the_route_with_its_status() {
     let env = TestApp::new().await;
-    let (status, _) = call(
-        &env.app,
-        Method::POST,
-        "/v1/lake/namespaces",
-        Some(json!({"namespace": ["db"]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(create_namespace(&env.app).await, StatusCode::OK);
     let before = head(&env.app).await;
     // The same namespace again: refused, nothing committed.
-    let (status, _) = call(
-        &env.app,
-        Method::POST,
-        "/v1/lake/namespaces",
-        Some(json!({"namespace": ["db"]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(create_namespace(&env.app).await, StatusCode::CONFLICT);
     assert_eq!(head(&env.app).await, before);
     let events = audit_events(&env.app).await;
     let failed: Vec<&Value> = events
@@ -106,14 +93,7 @@ async fn a_refused_change_is_audited_by_the_route_with_its_status() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_commits_each_write_their_own_event() {
     let env = TestApp::new().await;
-    let (status, _) = call(
-        &env.app,
-        Method::POST,
-        "/v1/lake/namespaces",
-        Some(json!({"namespace": ["db"]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(create_namespace(&env.app).await, StatusCode::OK);
     let mut writers = Vec::new();
     for i in 0..24 {
         let app = env.app.clone();
