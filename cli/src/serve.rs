@@ -307,7 +307,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .shared_state_ttl_ms
             .or(file.shared_state_ttl_ms)
             .map_or(
-                pangolin_api::directory::DEFAULT_TTL,
+                pangolin_api::SHARED_STATE_TTL,
                 std::time::Duration::from_millis,
             ),
         jobs_period: args.jobs_period_ms.or(file.jobs_period_ms).map_or(
@@ -333,9 +333,10 @@ const DEFAULT_WAREHOUSE: &str = "default";
 
 /// The catalog store. PostgreSQL may be shared by several servers, so its refs are always read
 /// from the database; an SQLite file or a RocksDB directory belongs to this server alone, which
-/// lets branch heads be answered from memory ([`SoleWriterRefCache`]).
-async fn open_store(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, Arc<dyn AuditLog>)> {
-    let (store, audit) = open_database(settings).await?;
+/// lets branch heads be answered from memory ([`SoleWriterRefCache`]). The store is also the
+/// audit log: commits append their events through it, so every other event must go there too.
+async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+    let store = open_database(settings).await?;
     let shared = settings
         .database_url
         .as_deref()
@@ -345,23 +346,17 @@ async fn open_store(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, Arc<
     } else {
         Arc::new(SoleWriterRefCache::new(store))
     };
-    Ok((store, audit))
-}
-
-/// One backend as both the catalog store and the audit log.
-fn both<B: Store + AuditLog>(backend: B) -> (Arc<dyn Store>, Arc<dyn AuditLog>) {
-    let backend = Arc::new(backend);
-    (backend.clone(), backend)
+    Ok(store)
 }
 
 /// An SQLite database, its connections sampled for the metrics.
-fn sqlite(backend: SqliteBackend) -> (Arc<dyn Store>, Arc<dyn AuditLog>) {
+fn sqlite(backend: SqliteBackend) -> Arc<dyn Store> {
     let sampled = backend.pool().clone();
     crate::telemetry::pool_gauges(move || (sampled.size(), sampled.num_idle()));
-    both(backend)
+    Arc::new(backend)
 }
 
-async fn open_database(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, Arc<dyn AuditLog>)> {
+async fn open_database(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     match settings.database_url.as_deref() {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
             let pool = PoolSettings {
@@ -373,7 +368,7 @@ async fn open_database(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, A
                 .context("connecting to PostgreSQL")?;
             let sampled = store.pool().clone();
             crate::telemetry::pool_gauges(move || (sampled.size(), sampled.num_idle()));
-            Ok(both(store))
+            Ok(Arc::new(store))
         }
         Some(url) if url.starts_with("sqlite:") => Ok(sqlite(
             SqliteBackend::open_url(url)
@@ -383,7 +378,7 @@ async fn open_database(settings: &Settings) -> anyhow::Result<(Arc<dyn Store>, A
         #[cfg(feature = "rocksdb")]
         Some(url) if url.starts_with("rocksdb://") => {
             let path = &url["rocksdb://".len()..];
-            Ok(both(
+            Ok(Arc::new(
                 pangolin_backend_rocksdb::RocksBackend::open(path)
                     .with_context(|| format!("opening the RocksDB database {path}"))?,
             ))
@@ -458,8 +453,8 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
             settings.data_dir.display()
         )
     })?;
-    let (store, audit) = open_store(&settings).await?;
-    let security = security(&settings, &store, audit)
+    let store = open_store(&settings).await?;
+    let security = security(&settings, &store)
         .await?
         .with_cache_ttl(settings.shared_state_ttl);
     let warehouse = warehouse_location(&settings)?;
@@ -621,12 +616,9 @@ fn server_key(settings: &Settings) -> anyhow::Result<SecretKey> {
 
 /// Identity, authorization and audit: off with `--no-auth`; otherwise users sign in, and on
 /// first start `root` is created (its generated password printed once).
-async fn security(
-    settings: &Settings,
-    store: &Arc<dyn Store>,
-    audit: Arc<dyn AuditLog>,
-) -> anyhow::Result<Security> {
+async fn security(settings: &Settings, store: &Arc<dyn Store>) -> anyhow::Result<Security> {
     let records: Arc<dyn RecordStore> = store.clone();
+    let audit: Arc<dyn AuditLog> = store.clone();
     if settings.no_auth {
         anyhow::ensure!(
             settings.oidc_providers.is_empty(),
