@@ -2,9 +2,9 @@
 //!
 //! Every request names a catalog, so looking its record and its warehouse's record up in the
 //! database each time would put two queries on the hot path of every table load. Answers are
-//! kept for a short time instead (the TTL, [`DEFAULT_TTL`] unless configured); this server's
-//! own changes drop them at once ([`CatalogDirectory::forget`]), and other replicas' changes
-//! are seen within the TTL.
+//! kept for a short time instead (the TTL, [`crate::SHARED_STATE_TTL`] unless configured);
+//! this server's own changes drop them at once ([`CatalogDirectory::forget`]), and other
+//! replicas' changes are seen within the TTL.
 //! Runtime warehouses (with their open file access and metadata cache) are kept per record
 //! version, so a changed warehouse gets fresh ones and an unchanged one keeps its cache.
 
@@ -17,9 +17,6 @@ use pangolin_catalog::tenancy::{GetCatalogError, GetWarehouseError, Tenancy};
 use parking_lot::Mutex;
 
 use crate::error::ApiError;
-
-/// How long an answer is trusted before the records are read again, unless configured.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(2);
 
 type Key = (String, String);
 
@@ -58,7 +55,7 @@ impl CatalogDirectory {
     pub fn new(tenancy: Tenancy) -> Self {
         Self {
             tenancy,
-            ttl: DEFAULT_TTL,
+            ttl: crate::SHARED_STATE_TTL,
             catalogs: Mutex::new(HashMap::new()),
             warehouses: Mutex::new(HashMap::new()),
         }

@@ -32,15 +32,15 @@ pub enum Round {
 #[derive(Clone)]
 pub struct Jobs {
     records: Arc<dyn RecordStore>,
-    /// This server's name for leases: unique per process.
-    holder: String,
+    /// The expiry job's lease, asked for under a name unique to this process.
+    expiry: Lease,
     period: Duration,
 }
 
 impl std::fmt::Debug for Jobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Jobs")
-            .field("holder", &self.holder)
+            .field("expiry", &self.expiry)
             .field("period", &self.period)
             .finish_non_exhaustive()
     }
@@ -48,23 +48,19 @@ impl std::fmt::Debug for Jobs {
 
 impl Jobs {
     pub fn new(records: Arc<dyn RecordStore>, period: Duration) -> Self {
+        let holder = uuid::Uuid::new_v4().to_string();
         Self {
             records,
-            holder: uuid::Uuid::new_v4().to_string(),
+            expiry: Lease::new(EXPIRE_IDEMPOTENCY_KEYS, holder)
+                .expect("a short constant name is a valid record key"),
             period,
         }
     }
 
     /// One tick of the idempotency-key expiry at `now`.
     pub async fn expire_idempotency_keys(&self, now: Timestamp) -> Result<Round, BackendError> {
-        let lease = Lease::new(EXPIRE_IDEMPOTENCY_KEYS, self.holder.clone()).map_err(|e| {
-            BackendError::new(
-                pangolin_store::BackendErrorKind::Other,
-                "jobs",
-                e.to_string(),
-            )
-        })?;
-        if !lease
+        if !self
+            .expiry
             .try_take(self.records.as_ref(), now, self.period)
             .await?
         {

@@ -39,6 +39,10 @@ pub use state::AppState;
 /// stay far below this.
 pub const MAX_BODY_BYTES: usize = 8 << 20;
 
+/// How long a server trusts what it read of records other servers may change (catalogs,
+/// callers, roles), unless configured: the longest such a change takes to apply here.
+pub const SHARED_STATE_TTL: Duration = Duration::from_secs(2);
+
 /// How long one request may take before it is answered with 408.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -1,10 +1,10 @@
 //! Answers of the last moments, so the hot path does not repeat record reads on every
 //! request: which caller a bearer credential stands for, and which roles a principal has.
 //!
-//! Entries live for the TTL ([`DEFAULT_TTL`] unless configured). Any change this server makes
-//! to users, service users, keys, tokens or roles drops them all at once, so here a logout or
-//! a revoked grant takes effect on the next request; other replicas see such a change within
-//! the TTL.
+//! Entries live for the TTL ([`crate::SHARED_STATE_TTL`] unless configured). Any change this
+//! server makes to users, service users, keys, tokens or roles drops them all at once, so here
+//! a logout or a revoked grant takes effect on the next request; other replicas see such a
+//! change within the TTL.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -14,8 +14,6 @@ use parking_lot::Mutex;
 
 use super::Caller;
 
-/// How long a remembered answer is trusted, unless configured.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(2);
 /// Entries kept at most (per kind); beyond it everything is dropped and rebuilt on demand.
 const CAPACITY: usize = 10_000;
 
@@ -41,7 +39,7 @@ fn remember<K: std::hash::Hash + Eq, T>(map: &mut HashMap<K, (Instant, T)>, key:
 
 impl Default for Recent {
     fn default() -> Self {
-        Self::new(DEFAULT_TTL)
+        Self::new(crate::SHARED_STATE_TTL)
     }
 }
 
