@@ -51,16 +51,21 @@ fn record_from(row: &SqliteRow, operation: &'static str) -> Result<AuditRecord, 
     })
 }
 
-async fn append(
+/// Appends `events` in order inside the caller's write transaction: the chain's head is read
+/// once, then each record is chained on the one before.
+pub(crate) async fn append_all(
     conn: &mut SqliteConnection,
-    event: AuditEvent,
-) -> Result<AuditRecord, BackendError> {
+    events: Vec<AuditEvent>,
+) -> Result<Vec<AuditRecord>, BackendError> {
     const OP: &str = "audit.append";
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
     let head = sqlx::query("SELECT sequence, hash FROM audit ORDER BY sequence DESC LIMIT 1")
         .fetch_optional(&mut *conn)
         .await
         .map_err(|e| classify(OP, e))?;
-    let previous = match head {
+    let mut previous = match head {
         Some(row) => {
             let sequence: i64 = row.try_get("sequence").map_err(|e| classify(OP, e))?;
             Some((
@@ -70,37 +75,30 @@ async fn append(
         }
         None => None,
     };
-    let record = AuditRecord::next(previous, event);
-    let e = &record.event;
-    sqlx::query(
-        "INSERT INTO audit (sequence, time, tenant, principal, action, resource_type, resource_id, outcome, \
-         details, previous, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(to_i64(record.sequence))
-    .bind(e.time.as_millis())
-    .bind(e.tenant.as_str())
-    .bind(e.principal.as_str())
-    .bind(e.action.as_str())
-    .bind(e.resource_type.as_str())
-    .bind(e.resource_id.as_str())
-    .bind(e.outcome.as_str())
-    .bind(codec::encode(&e.details))
-    .bind(record.previous.0.to_vec())
-    .bind(record.hash.0.to_vec())
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| classify(OP, e))?;
-    Ok(record)
-}
-
-/// Appends `events` in order inside the caller's write transaction.
-pub(crate) async fn append_all(
-    conn: &mut SqliteConnection,
-    events: Vec<AuditEvent>,
-) -> Result<Vec<AuditRecord>, BackendError> {
     let mut records = Vec::with_capacity(events.len());
     for event in events {
-        records.push(append(conn, event).await?);
+        let record = AuditRecord::next(previous, event);
+        let e = &record.event;
+        sqlx::query(
+            "INSERT INTO audit (sequence, time, tenant, principal, action, resource_type, resource_id, outcome, \
+             details, previous, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(to_i64(record.sequence))
+        .bind(e.time.as_millis())
+        .bind(e.tenant.as_str())
+        .bind(e.principal.as_str())
+        .bind(e.action.as_str())
+        .bind(e.resource_type.as_str())
+        .bind(e.resource_id.as_str())
+        .bind(e.outcome.as_str())
+        .bind(codec::encode(&e.details))
+        .bind(record.previous.0.to_vec())
+        .bind(record.hash.0.to_vec())
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| classify(OP, e))?;
+        previous = Some((record.sequence, record.hash));
+        records.push(record);
     }
     Ok(records)
 }
@@ -108,9 +106,14 @@ pub(crate) async fn append_all(
 #[async_trait]
 impl AuditLog for SqliteBackend {
     async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
-        let mut write = self.begin_write("audit.append").await?;
-        let result = append(&mut write.tx, event).await;
-        write.finish(result).await
+        let mut records = self.append_many(vec![event]).await?;
+        records.pop().ok_or_else(|| {
+            BackendError::new(
+                BackendErrorKind::Corrupt,
+                "audit.append",
+                "an append wrote no record",
+            )
+        })
     }
 
     async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
