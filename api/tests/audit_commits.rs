@@ -6,10 +6,17 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use common::{TestApp, call};
+use pangolin_backend_memory::MemoryBackend;
+use pangolin_records::{AuditEvent, AuditLog, AuditQuery, AuditRecord};
+use pangolin_store::BackendError;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 async fn audit_events(app: &axum::Router) -> Vec<Value> {
     let (status, page) = call(app, Method::GET, "/api/v1/audit?page-size=1000", None).await;
@@ -86,6 +93,86 @@ async fn a_refused_change_is_audited_by_the_route_with_its_status() {
     assert_eq!(failed.len(), 1, "{events:?}");
     assert_eq!(failed[0]["details"]["status"], "409");
     assert!(failed[0]["details"].get("commit").is_none());
+}
+
+/// An audit log whose appends wait while the test holds its gate shut, and which notes a
+/// query made while an append waits.
+struct Gated {
+    inner: Arc<MemoryBackend>,
+    open: watch::Receiver<bool>,
+    waiting: AtomicUsize,
+    read_too_early: AtomicBool,
+}
+
+impl Gated {
+    async fn pass(&self) {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        self.open.clone().wait_for(|open| *open).await.unwrap();
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl AuditLog for Gated {
+    async fn append(&self, event: AuditEvent) -> Result<AuditRecord, BackendError> {
+        self.pass().await;
+        self.inner.append(event).await
+    }
+
+    async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
+        self.pass().await;
+        self.inner.append_many(events).await
+    }
+
+    async fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, BackendError> {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.read_too_early.store(true, Ordering::SeqCst);
+        }
+        self.inner.query(query).await
+    }
+
+    async fn range(&self, from: u64, to: u64) -> Result<Vec<AuditRecord>, BackendError> {
+        self.inner.range(from, to).await
+    }
+}
+
+/// A refused request changed nothing: its answer does not wait for its event to be stored
+/// (a writer refused under contention must not answer later than the one that beat it), yet
+/// a reader of the log finds the event.
+#[tokio::test]
+async fn a_refusal_is_answered_before_its_event_is_stored_and_read_after() {
+    let store = Arc::new(MemoryBackend::new());
+    let (gate, open) = watch::channel(true);
+    let audit = Arc::new(Gated {
+        inner: store.clone(),
+        open,
+        waiting: AtomicUsize::new(0),
+        read_too_early: AtomicBool::new(false),
+    });
+    let env = TestApp::with_audit(store, audit.clone()).await;
+    assert_eq!(create_namespace(&env.app).await, StatusCode::OK);
+    gate.send_replace(false);
+    // Only guards against a hang: no audit append can finish while the gate is shut.
+    let refused = tokio::time::timeout(Duration::from_secs(60), create_namespace(&env.app))
+        .await
+        .expect("the refusal waited for its audit event to be stored");
+    assert_eq!(refused, StatusCode::CONFLICT);
+    let app = env.app.clone();
+    let reader = tokio::spawn(async move { audit_events(&app).await });
+    // Lets the reader go as far as it can while the event still waits at the gate.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    gate.send_replace(true);
+    let events = reader.await.unwrap();
+    assert!(
+        !audit.read_too_early.load(Ordering::SeqCst),
+        "the log was read while an answered refusal's event was still queued"
+    );
+    let failed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["action"] == "namespace.create" && e["outcome"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert_eq!(failed[0]["details"]["status"], "409");
 }
 
 /// Writers racing on one branch are grouped into shared publishes; each landed commit still

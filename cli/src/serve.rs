@@ -483,11 +483,14 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         database = if settings.database_url.is_some() { "configured" } else { "sqlite" },
         "pangolin is serving"
     );
+    let security = state.security.clone();
     let app = pangolin_api::router(state).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown())
         .await
         .context("serving")?;
+    // Audit events of the last refused requests may still be queued.
+    security.audit_writer.flush().await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -128,6 +128,8 @@ pub async fn query(
         after,
         limit: limit + 1,
     };
+    // Events of refused requests are written after their answers: a reader sees them all.
+    state.security.audit_writer.flush().await;
     let mut records = state.security.audit.query(&query).await?;
     let next_page_token = (records.len() > limit).then(|| {
         records.truncate(limit);
@@ -155,6 +157,7 @@ pub struct VerifyReport {
     responses((status = 200, body = VerifyReport)))]
 pub async fn verify_chain(State(state): State<AppState>) -> Result<Json<VerifyReport>, ApiError> {
     const SLICE: u64 = 10_000;
+    state.security.audit_writer.flush().await;
     let mut checked = 0;
     let mut from = 1;
     loop {

@@ -164,7 +164,15 @@ async fn guard(state: AppState, route: &'static Route, request: Request, next: N
         entry
             .details
             .insert("status".to_owned(), status.as_u16().to_string());
-        audit::write(&state.security, entry).await;
+        if done {
+            audit::write(&state.security, entry).await;
+        } else {
+            // A refused request changed nothing, so its answer does not wait for the record
+            // of it to be durable. Making it wait would be unfair under contention: a writer
+            // refused because another got there first would answer after a durable write of
+            // its own, while the winner answers with its publish and wins again.
+            audit::queue(&state.security, entry);
+        }
     }
     response
 }

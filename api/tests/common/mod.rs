@@ -52,8 +52,17 @@ pub struct TestApp {
 
 impl TestApp {
     pub async fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(MemoryBackend::new());
+        Self::with_audit(store.clone(), store).await
+    }
+
+    /// The same over `store`, with the route layer's audit events written to `audit` (a
+    /// commit's event still goes to the store with its publish).
+    pub async fn with_audit(
+        store: Arc<MemoryBackend>,
+        audit: Arc<dyn pangolin_records::AuditLog>,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
         let cache = Arc::new(ObjectCache::new(16 << 20));
         let tenancy = Tenancy::new(store.clone(), cache.clone(), SecretKey::generate());
         add_catalog(
@@ -69,7 +78,7 @@ impl TestApp {
             tenant: "default".into(),
             commits: Default::default(),
             staged: Default::default(),
-            security: Arc::new(Security::disabled(store.clone(), store.clone())),
+            security: Arc::new(Security::disabled(store.clone(), audit)),
             default_catalog: "lake".into(),
             catalogs: Arc::new(CatalogDirectory::new(tenancy)),
         });
