@@ -116,6 +116,16 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             idempotency::layer,
         ));
+    let authn = axum::middleware::from_fn_with_state(state.clone(), security::authn::layer);
+    // An import reads a bundle of any size as it arrives: it is not bound by the body limit
+    // or the request timeout that the rest of the surface keeps.
+    let bulk = Router::new()
+        .route(
+            "/api/v1/catalogs/{catalog}/import",
+            post(management::bundle::import),
+        )
+        .route_layer(authn.clone())
+        .with_state(state.clone());
     Router::new()
         .merge(iceberg)
         .merge(management::routes())
@@ -130,10 +140,7 @@ pub fn router(state: AppState) -> Router {
         .route("/ready", get(ready))
         .route("/metrics", get(observe::metrics))
         // Runs after routing, so it knows which route it guards; see `security`.
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            security::authn::layer,
-        ))
+        .route_layer(authn)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -143,6 +150,7 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
+        .merge(bulk)
         // The request's id on the request, its span and its answer; one line per request at
         // the default log level: method, path, id, status, latency.
         .layer(observe::RequestIds)

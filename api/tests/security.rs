@@ -1093,6 +1093,21 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             Some(json!({"commit": "main", "on": "main", "dry-run": true})),
             ADMINS,
         ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/export",
+            "/api/v1/catalogs/lake/export",
+            Some(json!({})),
+            ADMINS,
+        ),
+        // Allowed, it is refused as no bundle (400), after authorization.
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/import",
+            "/api/v1/catalogs/lake/import",
+            Some(json!({})),
+            ADMINS,
+        ),
         case("GET", "/api/v1/audit", "/api/v1/audit", None, ADMINS),
         case(
             "GET",

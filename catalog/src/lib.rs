@@ -9,6 +9,7 @@
 pub mod address;
 pub mod authz;
 pub mod branches;
+pub mod bundle;
 pub mod catalog;
 pub mod changes;
 pub mod commit;

@@ -15,6 +15,8 @@ use crate::profile::{OidcSession, Saved, Settings};
 /// How long one request may take; the server gives up on its side after 60 seconds.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a streamed request (a bundle's export or import) may take at most.
+const STREAM_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The largest page the API serves.
 pub(crate) const MAX_PAGE: usize = 1000;
@@ -393,6 +395,58 @@ impl Client {
             }
         };
         Ok(Answer { status, text, body })
+    }
+
+    /// Sends a request whose answer (or, with `body`, whose body) may be large: no overall
+    /// timeout, the answer is returned to be read as it streams. `body` is asked again when
+    /// the token was refreshed and the request is sent a second time. A failure status is an
+    /// error with its exit code, as for [`Client::call`].
+    pub(crate) async fn open(
+        &self,
+        request: &Request,
+        body: impl Fn() -> Result<Option<(&'static str, reqwest::Body)>>,
+    ) -> Result<reqwest::Response> {
+        let mut refreshed = false;
+        loop {
+            let token = self.token();
+            let mut builder = self
+                .http
+                .request(request.method.clone(), self.url(request))
+                .timeout(STREAM_TIMEOUT);
+            if let Some(token) = &token {
+                builder = builder.bearer_auth(token);
+            }
+            if let Some(json) = &request.body {
+                builder = builder.json(json);
+            }
+            if let Some((content_type, body)) = body()? {
+                builder = builder
+                    .header(reqwest::header::CONTENT_TYPE, content_type)
+                    .body(body);
+            }
+            let response = builder.send().await.map_err(|e| self.network_error(&e))?;
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            if status == StatusCode::UNAUTHORIZED && !refreshed && self.refresh().await?.is_some() {
+                refreshed = true;
+                continue;
+            }
+            let text = response.text().await.unwrap_or_default();
+            let answer = Answer {
+                status,
+                body: serde_json::from_str(&text).unwrap_or(Value::Null),
+                text,
+            };
+            if status == StatusCode::UNAUTHORIZED && token.is_none() {
+                return Err(CliError::auth(
+                    "not signed in: sign in with `pangolin login --user NAME`, or pass a \
+                     service user's key with --api-key",
+                ));
+            }
+            return Err(status_error(&answer));
+        }
     }
 
     /// Sends a request; any status but success is an error with its exit code.

@@ -10,7 +10,8 @@ pub(crate) const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  conflict: a merge, cherry-pick or revert with conflicts (they are printed), a stale
-     --expect hash, a name already taken, or an audit log whose chain is broken
+     --expect hash, a name already taken, an audit log whose chain is broken, or a bundle
+     that is not whole
   2  usage or bad input, including what the server refuses as bad input (an invalid name,
      an unknown or ambiguous reference)
   3  not found: an unknown catalog, profile, or a route or object the server does not have

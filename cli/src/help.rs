@@ -37,7 +37,8 @@ Examples:
   pangolin merge dev
   pangolin audit log --action auth.login
 
-Every command but `serve` talks to a server and takes these options after its name
+Every command but `serve` and `bundle verify` talks to a server and takes these options
+after its name
 (`pangolin branch list --json`):
   --server URL    the server, plain http only: https is not supported yet [env: PANGOLIN_SERVER]
   --catalog NAME  the catalog to work in [env: PANGOLIN_CATALOG]

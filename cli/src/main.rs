@@ -4,6 +4,7 @@
 mod admin;
 mod audit;
 mod branch;
+mod bundle;
 mod catalogs;
 mod changes;
 mod client;
@@ -83,6 +84,12 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Administer tenants, warehouses, catalogs, users, service users, API keys and roles.
     Admin(admin::AdminArgs),
+    /// Write a catalog's branches, tags and history to a bundle file.
+    Export(bundle::ExportArgs),
+    /// Restore a bundle file into a new catalog (or continue one with an incremental bundle).
+    Import(bundle::ImportArgs),
+    /// Check a bundle file without a server.
+    Bundle(bundle::BundleArgs),
 }
 
 fn main() -> ExitCode {
@@ -127,5 +134,8 @@ async fn run(command: Command) -> Result<()> {
         Command::Merge(args) => merge::merge(args).await,
         Command::CherryPick(args) => merge::cherry_pick(args).await,
         Command::Revert(args) => merge::revert(args).await,
+        Command::Export(args) => bundle::export(args).await,
+        Command::Import(args) => bundle::import(args).await,
+        Command::Bundle(args) => bundle::verify_command(args),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod audit;
+pub mod bundle;
 pub mod catalogs;
 pub mod history;
 pub mod merge;
@@ -62,6 +63,7 @@ pub fn routes() -> Router<AppState> {
             post(merge::cherry_pick),
         )
         .route("/api/v1/catalogs/{catalog}/revert", post(merge::revert))
+        .route("/api/v1/catalogs/{catalog}/export", post(bundle::export))
         .route("/api/v1/audit", get(audit::query))
         .route("/api/v1/audit/verify", get(audit::verify_chain))
         .merge(admin_routes())

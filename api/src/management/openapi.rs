@@ -9,7 +9,7 @@ use super::admin::{
     api_keys, catalogs as admin_catalogs, external, roles, service_users, tenants, tokens, users,
     warehouses,
 };
-use super::{audit, catalogs, history, merge, refs, views};
+use super::{audit, bundle, catalogs, history, merge, refs, views};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -36,6 +36,8 @@ use super::{audit, catalogs, history, merge, refs, views};
         merge::merge,
         merge::cherry_pick,
         merge::revert,
+        bundle::export,
+        bundle::import,
         audit::query,
         audit::verify_chain,
         tenants::create,

@@ -393,6 +393,18 @@ pub static ROUTES: &[Route] = &[
         Handler,
     ),
     route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/export",
+        "catalog.export",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/import",
+        "catalog.import",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
         "GET",
         "/api/v1/audit",
         "audit.query",

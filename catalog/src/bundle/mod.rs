@@ -1,0 +1,14 @@
+//! Export and import of a whole catalog as a bundle: its branches and tags and every commit
+//! and tree node they reach, content-addressed and verifiable (see [`format`]), to back a
+//! catalog up, move it to another server or backend, or restore it. Table files are not in a
+//! bundle: metadata locations stay as they were, valid wherever the warehouse is the same.
+
+pub mod export;
+pub mod format;
+pub mod import;
+pub mod verify;
+
+pub use export::{Export, ExportError, Exported};
+pub use format::{Base, BundleError, BundleId, BundleReader, BundleRef, Header, Item};
+pub use import::{ImportError, Imported, Importer};
+pub use verify::{Verified, VerifyError, verify};
