@@ -1100,6 +1100,13 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             Some(json!({})),
             ADMINS,
         ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/maintenance/expire-snapshots",
+            "/api/v1/catalogs/lake/maintenance/expire-snapshots",
+            Some(json!({"branch": "scratch3", "dry-run": true})),
+            ADMINS,
+        ),
         // Allowed, it is refused as no bundle (400), after authorization.
         case(
             "POST",

@@ -18,6 +18,7 @@ pub mod commit_queue;
 pub mod iceberg;
 pub mod list;
 pub mod log;
+pub mod maintenance;
 pub mod namespace;
 pub mod ref_cache;
 pub mod store;

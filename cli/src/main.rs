@@ -18,6 +18,7 @@ mod log;
 mod login;
 mod login_oidc;
 mod ls;
+mod maintenance;
 mod merge;
 mod output;
 mod profile;
@@ -90,6 +91,8 @@ enum Command {
     Import(bundle::ImportArgs),
     /// Check a bundle file without a server.
     Bundle(bundle::BundleArgs),
+    /// Table maintenance: expire old snapshots on a branch.
+    Maintenance(maintenance::MaintenanceArgs),
 }
 
 fn main() -> ExitCode {
@@ -137,5 +140,6 @@ async fn run(command: Command) -> Result<()> {
         Command::Export(args) => bundle::export(args).await,
         Command::Import(args) => bundle::import(args).await,
         Command::Bundle(args) => bundle::verify_command(args),
+        Command::Maintenance(args) => maintenance::run(args).await,
     }
 }

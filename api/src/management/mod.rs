@@ -7,6 +7,7 @@ pub mod audit;
 pub mod bundle;
 pub mod catalogs;
 pub mod history;
+pub mod maintenance;
 pub mod merge;
 pub mod openapi;
 pub mod refs;
@@ -64,6 +65,10 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/api/v1/catalogs/{catalog}/revert", post(merge::revert))
         .route("/api/v1/catalogs/{catalog}/export", post(bundle::export))
+        .route(
+            "/api/v1/catalogs/{catalog}/maintenance/expire-snapshots",
+            post(maintenance::expire_snapshots),
+        )
         .route("/api/v1/audit", get(audit::query))
         .route("/api/v1/audit/verify", get(audit::verify_chain))
         .merge(admin_routes())

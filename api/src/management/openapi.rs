@@ -9,7 +9,7 @@ use super::admin::{
     api_keys, catalogs as admin_catalogs, external, roles, service_users, tenants, tokens, users,
     warehouses,
 };
-use super::{audit, bundle, catalogs, history, merge, refs, views};
+use super::{audit, bundle, catalogs, history, maintenance, merge, refs, views};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -38,6 +38,7 @@ use super::{audit, bundle, catalogs, history, merge, refs, views};
         merge::revert,
         bundle::export,
         bundle::import,
+        maintenance::expire_snapshots,
         audit::query,
         audit::verify_chain,
         tenants::create,

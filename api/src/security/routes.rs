@@ -405,6 +405,12 @@ pub static ROUTES: &[Route] = &[
         Path(ManageCatalogs, Catalog),
     ),
     route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/maintenance/expire-snapshots",
+        "catalog.expire-snapshots",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
         "GET",
         "/api/v1/audit",
         "audit.query",

@@ -4,6 +4,7 @@
 pub mod create;
 pub mod default_value;
 pub mod describe;
+pub mod expire;
 pub mod io;
 pub mod json_io;
 mod local;

@@ -1,0 +1,223 @@
+//! Which snapshots of a table may be expired, by the rules the reference implementation's
+//! snapshot expiry follows, so a table keeps here what it would keep there.
+//!
+//! Every branch of the table keeps its newest snapshots: at least its `min-snapshots-to-keep`
+//! ancestors, and every ancestor younger than its `max-snapshot-age-ms`, each taken from the
+//! ref or else from the table's `history.expire.*` properties (1 snapshot and 5 days when
+//! unset). Every tag keeps its snapshot. A snapshot no ref reaches is kept while it is younger
+//! than the cut-off. Everything else is expired. Removing snapshots from the metadata deletes
+//! no file; the files stay until a garbage collection finds nothing that still reads them.
+
+use std::collections::BTreeSet;
+
+use super::metadata::{RefType, TableMetadata};
+
+/// Table property: how old a branch's snapshots may get before expiry removes them.
+pub const MAX_SNAPSHOT_AGE_MS: &str = "history.expire.max-snapshot-age-ms";
+/// Table property: how many of a branch's newest snapshots expiry always keeps.
+pub const MIN_SNAPSHOTS_TO_KEEP: &str = "history.expire.min-snapshots-to-keep";
+
+/// The reference implementation's defaults for those properties.
+const DEFAULT_MAX_SNAPSHOT_AGE_MS: i64 = 5 * 24 * 60 * 60 * 1000;
+const DEFAULT_MIN_SNAPSHOTS_TO_KEEP: i64 = 1;
+
+/// What an expiry asks for beyond the table's own settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retention {
+    /// Expire what is older than this (milliseconds since the epoch) instead of the table's
+    /// maximum age; refs with a maximum age of their own keep it.
+    pub older_than_ms: Option<i64>,
+    /// Keep at least this many snapshots per branch instead of the table's minimum; refs
+    /// with a minimum of their own keep it.
+    pub retain_last: Option<u32>,
+}
+
+/// The ids of the snapshots of `meta` that expire at `now_ms`, in id order.
+pub fn expired(meta: &TableMetadata, now_ms: i64, retention: &Retention) -> Vec<i64> {
+    let property = |name: &str, default: i64| {
+        meta.properties
+            .get(name)
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(default)
+    };
+    let cut_off = retention.older_than_ms.unwrap_or_else(|| {
+        now_ms.saturating_sub(property(MAX_SNAPSHOT_AGE_MS, DEFAULT_MAX_SNAPSHOT_AGE_MS))
+    });
+    let min_keep = retention.retain_last.map_or_else(
+        || property(MIN_SNAPSHOTS_TO_KEEP, DEFAULT_MIN_SNAPSHOTS_TO_KEEP),
+        i64::from,
+    );
+    let mut kept = BTreeSet::new();
+    let mut reached = BTreeSet::new();
+    for reference in meta.refs.values() {
+        match reference.kind {
+            RefType::Tag => {
+                kept.insert(reference.snapshot_id);
+                reached.insert(reference.snapshot_id);
+            }
+            RefType::Branch => {
+                let keep = reference.min_snapshots_to_keep.map_or(min_keep, i64::from);
+                let older_than = reference
+                    .max_snapshot_age_ms
+                    .map_or(cut_off, |age| now_ms.saturating_sub(age));
+                // Ancestors are kept newest first until one is neither among the first
+                // `keep` nor younger than the limit; all of them are reached by the branch.
+                let mut keeping = true;
+                let mut count = 0;
+                let mut visited = BTreeSet::new();
+                let mut at = Some(reference.snapshot_id);
+                while let Some(snapshot) = at.and_then(|id| meta.snapshot(id)) {
+                    // A parent chain that loops is not a history: stop where it repeats.
+                    if !visited.insert(snapshot.snapshot_id) {
+                        break;
+                    }
+                    reached.insert(snapshot.snapshot_id);
+                    keeping = keeping && (count < keep || snapshot.timestamp_ms >= older_than);
+                    if keeping {
+                        kept.insert(snapshot.snapshot_id);
+                        count += 1;
+                    }
+                    at = snapshot.parent_snapshot_id;
+                }
+            }
+        }
+    }
+    if let Some(current) = meta.current_snapshot_id {
+        kept.insert(current);
+    }
+    meta.snapshots
+        .iter()
+        .filter(|s| !kept.contains(&s.snapshot_id))
+        // What no ref reaches expires by the cut-off alone.
+        .filter(|s| reached.contains(&s.snapshot_id) || s.timestamp_ms < cut_off)
+        .map(|s| s.snapshot_id)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    const DAY: i64 = 24 * 60 * 60 * 1000;
+    const NOW: i64 = 100 * DAY;
+
+    /// A table whose `main` holds snapshots 1..=n, snapshot i taken i days ago counted from
+    /// `n` (snapshot n is today's), plus what `more` adds to the metadata.
+    fn table(n: i64, more: Value) -> TableMetadata {
+        let snapshots: Vec<Value> = (1..=n)
+            .map(|i| {
+                let mut s = json!({"snapshot-id": i, "sequence-number": i,
+                    "timestamp-ms": NOW - (n - i) * DAY, "manifest-list": format!("s3://b/{i}.avro"),
+                    "summary": {"operation": "append"}});
+                if i > 1 {
+                    s["parent-snapshot-id"] = json!(i - 1);
+                }
+                s
+            })
+            .collect();
+        let mut meta = json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": "s3://b/t", "last-sequence-number": n, "last-updated-ms": NOW,
+            "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "id", "required": false, "type": "long"}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": 999, "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "properties": {}, "current-snapshot-id": n, "snapshots": snapshots,
+            "refs": {"main": {"snapshot-id": n, "type": "branch"}},
+        });
+        merge(&mut meta, more);
+        serde_json::from_value(meta).unwrap()
+    }
+
+    fn merge(into: &mut Value, more: Value) {
+        if let (Value::Object(into), Value::Object(more)) = (into, more) {
+            for (k, v) in more {
+                match into.get_mut(&k) {
+                    Some(existing) if existing.is_object() && v.is_object() => merge(existing, v),
+                    _ => {
+                        into.insert(k, v);
+                    }
+                }
+            }
+        }
+    }
+
+    fn expire(meta: &TableMetadata, retention: Retention) -> Vec<i64> {
+        expired(meta, NOW, &retention)
+    }
+
+    #[test]
+    fn by_default_a_branch_keeps_five_days_and_at_least_one_snapshot() {
+        let meta = table(10, json!({}));
+        // Snapshots 6..=10 are 4..0 days old; 5 is exactly 5 days old and stays.
+        assert_eq!(expire(&meta, Retention::default()), vec![1, 2, 3, 4]);
+        let recent = table(3, json!({}));
+        assert!(expire(&recent, Retention::default()).is_empty());
+    }
+
+    #[test]
+    fn the_tables_properties_and_the_request_set_the_limits() {
+        let meta = table(
+            10,
+            json!({"properties": {MAX_SNAPSHOT_AGE_MS: (2 * DAY).to_string(),
+                MIN_SNAPSHOTS_TO_KEEP: "4"}}),
+        );
+        // Two days keep 8..=10; the minimum of four keeps 7 too.
+        assert_eq!(expire(&meta, Retention::default()), vec![1, 2, 3, 4, 5, 6]);
+        let everything_old = Retention {
+            older_than_ms: Some(NOW + 1),
+            retain_last: Some(2),
+        };
+        assert_eq!(expire(&meta, everything_old), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+        let keep_all = Retention {
+            older_than_ms: Some(0),
+            retain_last: None,
+        };
+        assert!(expire(&meta, keep_all).is_empty());
+    }
+
+    #[test]
+    fn tags_branches_and_their_own_limits_keep_their_snapshots() {
+        let refs = json!({"refs": {
+            "v1": {"snapshot-id": 2, "type": "tag"},
+            "audit": {"snapshot-id": 4, "type": "branch", "min-snapshots-to-keep": 2},
+        }});
+        let meta = table(10, refs);
+        let everything_old = Retention {
+            older_than_ms: Some(NOW + 1),
+            retain_last: Some(1),
+        };
+        // main keeps 10; the tag keeps 2; the branch `audit` keeps 4 and 3 by its own minimum.
+        assert_eq!(expire(&meta, everything_old), vec![1, 5, 6, 7, 8, 9]);
+    }
+
+    #[test]
+    fn what_no_ref_reaches_goes_by_age_alone() {
+        let mut meta = table(6, json!({}));
+        // A snapshot off the history (a rolled-back write), one day old, and one ten days old.
+        for (id, age) in [(20, DAY), (21, 10 * DAY)] {
+            let mut s = meta.snapshots[0].clone();
+            s.snapshot_id = id;
+            s.parent_snapshot_id = Some(3);
+            s.timestamp_ms = NOW - age;
+            meta.snapshots.push(s);
+        }
+        let expired = expire(&meta, Retention::default());
+        assert_eq!(expired, vec![21], "6 is 0 days, 1 is 5 days old: kept");
+    }
+
+    #[test]
+    fn a_table_without_snapshots_expires_nothing() {
+        let mut meta = table(1, json!({}));
+        meta.snapshots.clear();
+        meta.refs.clear();
+        meta.current_snapshot_id = None;
+        assert!(expire(&meta, Retention::default()).is_empty());
+    }
+}
