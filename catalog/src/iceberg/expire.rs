@@ -221,3 +221,121 @@ mod tests {
         assert!(expire(&meta, Retention::default()).is_empty());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    const HOUR: i64 = 60 * 60 * 1000;
+    const NOW: i64 = 1_000 * HOUR;
+
+    /// A table with `parents.len()` snapshots: snapshot `i + 1` has parent `parents[i]` (an
+    /// earlier one, or none), taken `ages[i]` hours ago; refs as given.
+    fn table(
+        parents: &[Option<usize>],
+        ages: &[i64],
+        refs: &[(String, usize, bool, Option<i32>)],
+    ) -> TableMetadata {
+        let snapshots: Vec<serde_json::Value> = parents
+            .iter()
+            .enumerate()
+            .map(|(i, parent)| {
+                let mut s = json!({"snapshot-id": i + 1, "sequence-number": i + 1,
+                    "timestamp-ms": NOW - ages[i] * HOUR, "summary": {"operation": "append"}});
+                if let Some(p) = parent {
+                    s["parent-snapshot-id"] = json!(p + 1);
+                }
+                s
+            })
+            .collect();
+        let mut all_refs = serde_json::Map::new();
+        for (name, at, tag, keep) in refs {
+            let mut r = json!({"snapshot-id": at + 1, "type": if *tag { "tag" } else { "branch" }});
+            if let Some(keep) = keep {
+                r["min-snapshots-to-keep"] = json!(keep);
+            }
+            all_refs.insert(name.clone(), r);
+        }
+        let main = refs.iter().find(|r| r.0 == "main").map(|r| r.1 + 1);
+        serde_json::from_value(json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": "s3://b/t", "last-sequence-number": parents.len(), "last-updated-ms": NOW,
+            "last-column-id": 1, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": []}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": 999, "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "properties": {}, "current-snapshot-id": main, "snapshots": snapshots,
+            "refs": all_refs,
+        }))
+        .unwrap()
+    }
+
+    /// Snapshot histories (each parent an earlier snapshot), their ages, `main` and a few
+    /// more refs, and a retention.
+    fn cases() -> impl Strategy<Value = (TableMetadata, Retention)> {
+        (1usize..24).prop_flat_map(|n| {
+            let parents = proptest::collection::vec(proptest::option::weighted(0.9, 0usize..n), n)
+                .prop_map(|ps| {
+                    ps.into_iter()
+                        .enumerate()
+                        .map(|(i, p)| p.filter(|&p| p < i))
+                        .collect::<Vec<_>>()
+                });
+            let ages = proptest::collection::vec(0i64..400, n);
+            let others = proptest::collection::vec(
+                (0usize..n, any::<bool>(), proptest::option::of(1i32..5)),
+                0..4,
+            );
+            let retention = (
+                proptest::option::of(0i64..500),
+                proptest::option::of(1u32..6),
+            );
+            (parents, ages, 0usize..n, others, retention).prop_map(
+                move |(parents, ages, main, others, (older, keep))| {
+                    let mut refs = vec![("main".to_owned(), main, false, None)];
+                    for (i, (at, tag, own_keep)) in others.into_iter().enumerate() {
+                        refs.push((format!("r{i}"), at, tag, own_keep));
+                    }
+                    let retention = Retention {
+                        older_than_ms: older.map(|hours| NOW - hours * HOUR),
+                        retain_last: keep,
+                    };
+                    (table(&parents, &ages, &refs), retention)
+                },
+            )
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn expiry_keeps_what_refs_need_and_is_done_once((meta, retention) in cases()) {
+            let gone: BTreeSet<i64> = expired(&meta, NOW, &retention).into_iter().collect();
+            prop_assert!(meta.current_snapshot_id.is_none_or(|c| !gone.contains(&c)));
+            let default_keep = i64::from(retention.retain_last.unwrap_or(1));
+            for r in meta.refs.values() {
+                prop_assert!(!gone.contains(&r.snapshot_id), "a ref's own snapshot stays");
+                if r.kind == RefType::Branch {
+                    let keep = r.min_snapshots_to_keep.map_or(default_keep, i64::from);
+                    let mut at = Some(r.snapshot_id);
+                    let mut seen = 0;
+                    while let Some(s) = at.and_then(|id| meta.snapshot(id)) {
+                        if seen >= keep {
+                            break;
+                        }
+                        prop_assert!(!gone.contains(&s.snapshot_id), "among a branch's newest {keep}");
+                        seen += 1;
+                        at = s.parent_snapshot_id;
+                    }
+                }
+            }
+            // Applied, there is nothing left to expire.
+            let mut after = meta.clone();
+            after.snapshots.retain(|s| !gone.contains(&s.snapshot_id));
+            prop_assert!(expired(&after, NOW, &retention).is_empty());
+        }
+    }
+}
