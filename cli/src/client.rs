@@ -397,8 +397,9 @@ impl Client {
         Ok(Answer { status, text, body })
     }
 
-    /// Sends a request whose answer (or, with `body`, whose body) may be large: no overall
-    /// timeout, the answer is returned to be read as it streams. `body` is asked again when
+    /// Sends a request whose answer (or, with `body`, whose body) may be large: it may take
+    /// up to a day instead of the usual timeout, and the answer is returned to be read as it
+    /// streams. `body` is asked again when
     /// the token was refreshed and the request is sent a second time. A failure status is an
     /// error with its exit code, as for [`Client::call`].
     pub(crate) async fn open(
@@ -415,6 +416,9 @@ impl Client {
                 .timeout(STREAM_TIMEOUT);
             if let Some(token) = &token {
                 builder = builder.bearer_auth(token);
+            }
+            for (name, value) in &request.headers {
+                builder = builder.header(*name, value);
             }
             if let Some(json) = &request.body {
                 builder = builder.json(json);

@@ -50,6 +50,26 @@ pub struct Header {
     pub base: Option<Base>,
 }
 
+impl Header {
+    /// Refuses refs a catalog cannot hold: one name twice, as a branch and a tag alike.
+    fn check(&self) -> Result<(), BundleError> {
+        let lists = std::iter::once(("refs", &self.refs))
+            .chain(self.base.as_ref().map(|b| ("base refs", &b.refs)));
+        for (what, refs) in lists {
+            let mut names = HashSet::new();
+            for r in refs {
+                if !names.insert(r.name.as_str()) {
+                    return Err(BundleError::Header(format!(
+                        "its {what} name `{}` twice",
+                        r.name.as_str()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The bundle an incremental bundle continues.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -327,6 +347,7 @@ impl BundleReader {
         bytes.advance(fixed);
         let header: Header =
             serde_json::from_slice(&bytes).map_err(|e| BundleError::Header(e.to_string()))?;
+        header.check()?;
         self.stage = Stage::Objects;
         Ok(Some(Item::Header(Box::new(header))))
     }
@@ -558,6 +579,22 @@ mod tests {
         let (_, mut bytes) = bundle(&[]);
         bytes[16] = 9;
         assert_eq!(read(&bytes, 64).err(), Some(BundleError::Version(9)));
+    }
+
+    #[test]
+    fn a_header_naming_a_ref_twice_is_refused() {
+        let mut twice = header();
+        let mut tag = twice.refs[0].clone();
+        tag.kind = RefKind::Tag;
+        twice.refs.push(tag);
+        let (writer, start) = BundleWriter::start(&twice);
+        let (_, end) = writer.finish();
+        let bytes = [start.as_ref(), end.as_ref()].concat();
+        let error = read(&bytes, 64).unwrap_err();
+        assert_eq!(
+            error,
+            BundleError::Header("its refs name `main` twice".into())
+        );
     }
 
     #[test]
