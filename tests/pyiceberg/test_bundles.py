@@ -198,3 +198,21 @@ def test_an_altered_bundle_is_refused_by_the_cli_and_by_the_server(source, targe
     # The intact bundle goes in.
     cli(target, "import", "--catalog", name, str(full))
     assert refs(target, name) == refs(source)
+
+
+def test_the_python_client_exports_and_imports(source, target):
+    from pangolin_client import BadRequestError, PangolinClient
+
+    name = f"p{uuid.uuid4().hex[:8]}"
+    with PangolinClient(target) as admin:
+        admin.catalogs.create(name, warehouse="default")
+    with PangolinClient(source) as client:
+        bundle = client.export_bundle()
+    assert bundle.startswith(b"PANGOLIN-BUNDLE\n")
+    with PangolinClient(target, catalog=name) as client:
+        with pytest.raises(BadRequestError):
+            client.import_bundle(bundle[:-1])
+        imported = client.import_bundle(bundle)
+    assert imported.objects > 0 and imported.base is None
+    assert sorted((r["type"], r["name"], r["hash"]) for r in imported.refs) == refs(source)
+    assert refs(target, name) == refs(source)

@@ -264,6 +264,46 @@ class Versioning(_Resource):
         return self._send(Call("POST", f"{self._base}/revert", json=body, read=_reader(m.HistoryResult)))
 
 
+    # ---- bundles and maintenance ----
+
+    @operation("POST /api/v1/catalogs/{catalog}/export")
+    def export_bundle(self, base: Optional[Dict[str, Any]] = None) -> bytes:
+        """The catalog's branches, tags and history as a bundle (its bytes). With `base`, an
+        earlier bundle's `{"bundle": <id>, "refs": [...]}`, only what is new since."""
+        body = {"base": base} if base else {}
+        return self._send(Call("POST", f"{self._base}/export", json=body, raw=True))
+
+    @operation("POST /api/v1/catalogs/{catalog}/import")
+    def import_bundle(self, bundle: bytes) -> m.ImportResult:
+        """Imports a bundle: a full one into a new catalog, an incremental one into the
+        catalog at its base."""
+        call = Call(
+            "POST",
+            f"{self._base}/import",
+            content=bundle,
+            content_type="application/vnd.pangolin.bundle",
+            read=_reader(m.ImportResult),
+        )
+        return self._send(call)
+
+    @operation("POST /api/v1/catalogs/{catalog}/maintenance/expire-snapshots")
+    def expire_snapshots(
+        self,
+        branch: Optional[str] = None,
+        *,
+        older_than: Optional[str] = None,
+        retain_last: Optional[int] = None,
+        dry_run: bool = False,
+    ) -> m.ExpireResult:
+        """Expires old snapshots of every table on `branch` (the default branch when None) in
+        one commit there; `older_than` is RFC 3339."""
+        body = _options(branch=branch, older_than=older_than, retain_last=retain_last)
+        if dry_run:
+            body["dry-run"] = True
+        path = f"{self._base}/maintenance/expire-snapshots"
+        return self._send(Call("POST", path, json=body, read=_reader(m.ExpireResult)))
+
+
 def _filters(**params: Any) -> Dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 

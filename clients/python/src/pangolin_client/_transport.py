@@ -42,6 +42,11 @@ class Call:
     read: Callable[[Any], Any] = lambda body: body
     #: Sent without the credential (sign-in itself, public routes).
     anonymous: bool = False
+    #: A body sent as it is (a bundle), with this media type, instead of `json`.
+    content: Optional[bytes] = None
+    content_type: str = "application/octet-stream"
+    #: Answered with the body's bytes (a bundle), not JSON.
+    raw: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,9 @@ def _query(params: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 
 
-def _body(response: httpx.Response) -> Any:
+def _body(response: httpx.Response, call: Call) -> Any:
+    if call.raw:
+        return response.content
     if response.status_code == 204 or not response.content:
         return None
     return response.json()
@@ -91,6 +98,10 @@ class _Base:
             headers[TENANT_HEADER] = self.acting_tenant
         if not call.anonymous and self.credential.token:
             headers["Authorization"] = f"Bearer {self.credential.token}"
+        if call.content is not None:
+            headers["Content-Type"] = call.content_type
+        if call.raw:
+            headers["Accept"] = "*/*"
         return headers
 
     @staticmethod
@@ -98,6 +109,8 @@ class _Base:
         args: Dict[str, Any] = {"params": _query(call.params)}
         if call.json is not None:
             args["json"] = call.json
+        if call.content is not None:
+            args["content"] = call.content
         return args
 
 
@@ -141,7 +154,7 @@ class SyncTransport(_Base):
             response = self._request(call)
         if not response.is_success:
             raise from_response(response)
-        return call.read(_body(response))
+        return call.read(_body(response, call))
 
     def pages(self, paging: Paging) -> Iterator[Any]:
         token: Optional[str] = None
@@ -204,7 +217,7 @@ class AsyncTransport(_Base):
             response = await self._request(call)
         if not response.is_success:
             raise from_response(response)
-        return call.read(_body(response))
+        return call.read(_body(response, call))
 
     async def pages(self, paging: Paging) -> AsyncIterator[Any]:
         token: Optional[str] = None

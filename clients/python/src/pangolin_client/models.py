@@ -114,6 +114,36 @@ class HistoryResult(Model):
     error: Optional[Any] = None
 
 
+class TableExpiry(Model):
+    """One table's snapshots expired by a snapshot expiry (or that would be, in a dry run)."""
+
+    key: List[str]
+    expired: List[int]
+    kept: int
+
+
+class ExpireResult(Model):
+    """What a snapshot expiry on a branch did: `commit` is None in a dry run or when nothing
+    expired."""
+
+    branch: str
+    read_at: str
+    dry_run: bool
+    tables_read: int
+    tables: List[TableExpiry] = []
+    commit: Optional[str] = None
+
+
+class ImportResult(Model):
+    """What importing a bundle did."""
+
+    bundle: str
+    base: Optional[str] = None
+    objects: int
+    refs: List[Dict[str, Any]] = []
+    changed_refs: int
+
+
 class Tenant(Model):
     name: str
     description: Optional[str] = None
