@@ -43,6 +43,14 @@ async fn main_log(app: &axum::Router) -> Vec<String> {
         .collect()
 }
 
+/// The audit events of refused namespace creations.
+fn failed_creates(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["action"] == "namespace.create" && e["outcome"] == "failed")
+        .collect()
+}
+
 /// Creates namespace `db`; the answer's status.
 async fn create_namespace(app: &axum::Router) -> StatusCode {
     let body = json!({"namespace": ["db"]});
@@ -86,10 +94,7 @@ async fn a_refused_change_is_audited_by_the_route_with_its_status() {
     assert_eq!(create_namespace(&env.app).await, StatusCode::CONFLICT);
     assert_eq!(head(&env.app).await, before);
     let events = audit_events(&env.app).await;
-    let failed: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["action"] == "namespace.create" && e["outcome"] == "failed")
-        .collect();
+    let failed = failed_creates(&events);
     assert_eq!(failed.len(), 1, "{events:?}");
     assert_eq!(failed[0]["details"]["status"], "409");
     assert!(failed[0]["details"].get("commit").is_none());
@@ -167,10 +172,7 @@ async fn a_refusal_is_answered_before_its_event_is_stored_and_read_after() {
         !audit.read_too_early.load(Ordering::SeqCst),
         "the log was read while an answered refusal's event was still queued"
     );
-    let failed: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["action"] == "namespace.create" && e["outcome"] == "failed")
-        .collect();
+    let failed = failed_creates(&events);
     assert_eq!(failed.len(), 1, "{events:?}");
     assert_eq!(failed[0]["details"]["status"], "409");
 }

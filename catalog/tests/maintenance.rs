@@ -6,6 +6,7 @@ mod common;
 
 use common::lake::*;
 use pangolin_catalog::iceberg::expire::Retention;
+use pangolin_catalog::maintenance::ExpireReport;
 
 /// Table `db.t` with snapshots 1..=`n` on `main`, and `db.one` with a single snapshot.
 async fn tables(lake: &Lake, n: i64) {
@@ -31,6 +32,19 @@ fn keep_last(keep: u32) -> Retention {
     }
 }
 
+/// Expires on `at` as `ops`, now, and returns the report.
+async fn expire(
+    catalog: &Catalog,
+    at: &Reference,
+    retention: Retention,
+    dry_run: bool,
+) -> ExpireReport {
+    catalog
+        .expire_snapshots(at, &retention, Timestamp::now(), dry_run, "ops")
+        .await
+        .unwrap()
+}
+
 async fn snapshot_ids(catalog: &Catalog, at: &str, table: &str) -> Vec<i64> {
     let loaded = catalog.load_table(&spec(at), &key(table)).await.unwrap();
     loaded
@@ -51,16 +65,7 @@ async fn expiry_on_a_branch_is_one_commit_there_and_nothing_elsewhere() {
     let dev_before = head(catalog, "dev").await;
     let files_before = count_files(&lake.root().join("db"));
 
-    let report = catalog
-        .expire_snapshots(
-            &branch("dev"),
-            &keep_last(2),
-            Timestamp::now(),
-            false,
-            "ops",
-        )
-        .await
-        .unwrap();
+    let report = expire(catalog, &branch("dev"), keep_last(2), false).await;
     assert_eq!(report.read_at, dev_before);
     assert_eq!(report.tables_read, 2);
     assert_eq!(report.tables.len(), 1, "db.one keeps its only snapshot");
@@ -102,16 +107,7 @@ async fn expiry_on_a_branch_is_one_commit_there_and_nothing_elsewhere() {
     );
 
     // Nothing more to expire: no commit.
-    let again = catalog
-        .expire_snapshots(
-            &branch("dev"),
-            &keep_last(2),
-            Timestamp::now(),
-            false,
-            "ops",
-        )
-        .await
-        .unwrap();
+    let again = expire(catalog, &branch("dev"), keep_last(2), false).await;
     assert!(again.tables.is_empty() && again.commit.is_none());
     assert_eq!(head(catalog, "dev").await, commit);
 }
@@ -122,10 +118,7 @@ async fn a_dry_run_reports_and_writes_nothing() {
     tables(&lake, 4).await;
     let catalog = &lake.catalog;
     let before = head(catalog, "main").await;
-    let report = catalog
-        .expire_snapshots(&main(), &keep_last(1), Timestamp::now(), true, "ops")
-        .await
-        .unwrap();
+    let report = expire(catalog, &main(), keep_last(1), true).await;
     assert_eq!(report.tables[0].expired, vec![1, 2, 3]);
     assert!(report.commit.is_none());
     assert_eq!(head(catalog, "main").await, before);
@@ -141,16 +134,7 @@ async fn the_tables_own_settings_apply_when_the_request_sets_none() {
     tables(&lake, 3).await;
     let catalog = &lake.catalog;
     // Everything is younger than the default five days: nothing expires.
-    let report = catalog
-        .expire_snapshots(
-            &main(),
-            &Retention::default(),
-            Timestamp::now(),
-            false,
-            "ops",
-        )
-        .await
-        .unwrap();
+    let report = expire(catalog, &main(), Retention::default(), false).await;
     assert!(report.tables.is_empty() && report.commit.is_none());
     // Ten days later, by the table's defaults (one snapshot), 1 and 2 go.
     let later = Timestamp::from_millis(Timestamp::now().as_millis() + 10 * 24 * 3600 * 1000);
