@@ -20,6 +20,8 @@ pub mod list;
 pub mod log;
 pub mod maintenance;
 pub mod namespace;
+pub mod orphans;
+pub mod reach;
 pub mod ref_cache;
 pub mod store;
 pub mod table;

@@ -5,20 +5,16 @@
 //! pieces to a channel. The walk reads each object once, whatever number of commits share it,
 //! and an incremental export leaves out every object its base's refs reach.
 
-use std::collections::HashSet;
-
 use bytes::Bytes;
-use pangolin_refs::{RefQuery, Reference};
-use pangolin_store::{BackendError, Object, ObjectId, ObjectStore, RepoId, Timestamp};
+use pangolin_refs::Reference;
+use pangolin_store::{BackendError, ObjectId, ObjectStore, RepoId, Timestamp};
 use tokio::sync::mpsc;
 
-use super::format::{Base, BundleId, BundleRef, BundleWriter, Header, references};
+use super::format::{Base, BundleId, BundleRef, BundleWriter, Header};
 use crate::address::rfc3339;
 use crate::catalog::Catalog;
+use crate::reach::{self, Reach, ReachError};
 use crate::store::Store;
-
-/// Objects read from the store at once.
-const BATCH: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -38,6 +34,16 @@ pub enum ExportError {
     Backend(#[from] BackendError),
     #[error("the export's reader went away")]
     Cancelled,
+}
+
+impl From<ReachError> for ExportError {
+    fn from(error: ReachError) -> Self {
+        match error {
+            ReachError::Missing(id) => Self::Missing(id),
+            ReachError::Corrupt { id, reason } => Self::Corrupt { id, reason },
+            ReachError::Backend(e) => Self::Backend(e),
+        }
+    }
 }
 
 /// An export whose refs were read and whose base was checked.
@@ -103,7 +109,7 @@ impl Export {
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.header.catalog))]
     pub async fn write(self, out: mpsc::Sender<Bytes>) -> Result<Exported, ExportError> {
         let store: &dyn ObjectStore = self.store.as_ref();
-        let mut walk = Walk::default();
+        let mut walk = Reach::default();
         if let Some(base) = &self.header.base {
             for r in &base.refs {
                 walk.push(r.hash);
@@ -122,7 +128,7 @@ impl Export {
             if batch.is_empty() {
                 break;
             }
-            for raw in &batch {
+            for (raw, _) in &batch {
                 let piece = writer.object(raw);
                 bytes += piece.len() as u64;
                 objects += 1;
@@ -146,66 +152,9 @@ pub(super) async fn all_refs(
     store: &dyn Store,
     repo: &RepoId,
 ) -> Result<Vec<BundleRef>, BackendError> {
-    let mut refs = Vec::new();
-    let mut after = None;
-    loop {
-        let page = store
-            .list_refs(
-                repo,
-                &RefQuery {
-                    kind: None,
-                    prefix: String::new(),
-                    after,
-                    limit: 1000,
-                },
-            )
-            .await?;
-        refs.extend(page.refs.iter().map(|(r, hash)| BundleRef::new(r, *hash)));
-        match page.next_after {
-            Some(next) => after = Some(next),
-            None => return Ok(refs),
-        }
-    }
-}
-
-/// A walk over the objects reachable from the ids pushed, each read once.
-#[derive(Default)]
-struct Walk {
-    seen: HashSet<ObjectId>,
-    frontier: Vec<ObjectId>,
-}
-
-impl Walk {
-    fn push(&mut self, id: ObjectId) {
-        if self.seen.insert(id) {
-            self.frontier.push(id);
-        }
-    }
-
-    /// The next objects of the walk (none once it is over), their references pushed.
-    async fn next(
-        &mut self,
-        store: &dyn ObjectStore,
-        repo: &RepoId,
-    ) -> Result<Vec<pangolin_store::RawObject>, ExportError> {
-        let at = self.frontier.len().saturating_sub(BATCH);
-        let ids = self.frontier.split_off(at);
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let found = store.get_many(repo, &ids).await?;
-        let mut batch = Vec::with_capacity(ids.len());
-        for (id, raw) in ids.into_iter().zip(found) {
-            let raw = raw.ok_or(ExportError::Missing(id))?;
-            let object = Object::decode(&raw).map_err(|e| ExportError::Corrupt {
-                id,
-                reason: e.to_string(),
-            })?;
-            for next in references(&object) {
-                self.push(next);
-            }
-            batch.push(raw);
-        }
-        Ok(batch)
-    }
+    Ok(reach::all_refs(store, repo)
+        .await?
+        .iter()
+        .map(|(r, hash)| BundleRef::new(r, *hash))
+        .collect())
 }

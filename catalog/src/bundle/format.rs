@@ -27,6 +27,8 @@ use pangolin_store::codec::MAX_OBJECT_BYTES;
 use pangolin_store::{Object, ObjectId, ObjectKind, RawObject};
 use serde::{Deserialize, Serialize};
 
+use crate::reach::references;
+
 const MAGIC: &[u8; 16] = b"PANGOLIN-BUNDLE\n";
 /// The only format version so far.
 pub const FORMAT_VERSION: u32 = 1;
@@ -406,26 +408,6 @@ impl BundleReader {
 
 fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
-}
-
-/// The objects an object points to: a commit's parents, tree and skip pointers; an inner
-/// node's children.
-pub fn references(object: &Object) -> Vec<ObjectId> {
-    match object {
-        Object::Commit(commit) => commit
-            .parents
-            .iter()
-            .chain(std::iter::once(&commit.tree))
-            .chain(&commit.skips)
-            .copied()
-            .collect(),
-        Object::Tree(node) => match node.view() {
-            pangolin_store::tree::NodeView::Leaf { .. } => Vec::new(),
-            pangolin_store::tree::NodeView::Inner { children, .. } => {
-                children.iter().map(|c| c.id).collect()
-            }
-        },
-    }
 }
 
 /// What a whole bundle held, and what it points to without holding.

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use object_store::ObjectStore;
 use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
 use parking_lot::Mutex;
 use url::Url;
 
@@ -19,7 +19,7 @@ use super::storage::StorageOptions;
 pub enum IoError {
     #[error("`{location}` is not a usable location: {reason}")]
     InvalidLocation { location: String, reason: String },
-    #[error("metadata file `{0}` does not exist")]
+    #[error("file `{0}` does not exist")]
     NotFound(String),
     #[error("metadata file `{location}` is not valid table metadata: {reason}")]
     Parse { location: String, reason: String },
@@ -29,6 +29,14 @@ pub enum IoError {
         #[source]
         source: object_store::Error,
     },
+}
+
+/// A file found by [`FileIo::list_files`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredFile {
+    pub location: String,
+    pub size: u64,
+    pub modified_ms: i64,
 }
 
 /// Files of one server: object stores by scheme and authority (built with the server's
@@ -160,6 +168,79 @@ impl FileIo {
     ) -> Result<(), IoError> {
         super::json_io::write_json(self, location, metadata.as_ref()).await?;
         self.cache.insert(location.to_owned(), metadata);
+        Ok(())
+    }
+
+    /// The whole file at `location`.
+    pub async fn read_bytes(&self, location: &str) -> Result<bytes::Bytes, IoError> {
+        let (store, path) = self.resolve(location)?;
+        match store.get(&path).await {
+            Ok(result) => result.bytes().await,
+            Err(e) => Err(e),
+        }
+        .map_err(|e| match e {
+            object_store::Error::NotFound { .. } => IoError::NotFound(location.to_owned()),
+            source => IoError::Store {
+                location: location.to_owned(),
+                source,
+            },
+        })
+    }
+
+    /// The one spelling of a file's location that listing gives too
+    /// (`scheme://authority/path`), so that locations written by different clients compare
+    /// equal: `/w/f` and `file:///w/f` are the same file.
+    pub fn file_key(&self, location: &str) -> Result<String, IoError> {
+        let (_, path) = self.resolve(location)?;
+        let url = location_url(location)?;
+        Ok(format!("{}://{}/{path}", url.scheme(), url.authority()))
+    }
+
+    /// Every file under `location` (a directory), as [`file_key`](Self::file_key)s.
+    pub async fn list_files(&self, location: &str) -> Result<Vec<StoredFile>, IoError> {
+        let (store, path) = self.resolve(location)?;
+        let url = location_url(location)?;
+        let store_error = |source| IoError::Store {
+            location: location.to_owned(),
+            source,
+        };
+        store
+            .list(Some(&path))
+            .map_ok(|meta| StoredFile {
+                location: format!("{}://{}/{}", url.scheme(), url.authority(), meta.location),
+                size: meta.size,
+                modified_ms: meta.last_modified.timestamp_millis(),
+            })
+            .try_collect()
+            .await
+            .map_err(store_error)
+    }
+
+    /// Deletes the files at `locations` (all in one store); a file already gone is no error.
+    pub async fn delete_files(&self, locations: &[String]) -> Result<(), IoError> {
+        let Some(first) = locations.first() else {
+            return Ok(());
+        };
+        let (store, _) = self.resolve(first)?;
+        let mut paths = Vec::with_capacity(locations.len());
+        for location in locations {
+            let (_, path) = self.resolve(location)?;
+            self.cache.remove(location);
+            paths.push(path);
+        }
+        let mut deleted =
+            store.delete_stream(futures::stream::iter(paths.into_iter().map(Ok)).boxed());
+        while let Some(result) = deleted.next().await {
+            match result {
+                Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(source) => {
+                    return Err(IoError::Store {
+                        location: first.clone(),
+                        source,
+                    });
+                }
+            }
+        }
         Ok(())
     }
 

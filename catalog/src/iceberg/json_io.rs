@@ -2,7 +2,7 @@
 //! whole, written once and never overwritten (on local disks durably, see [`super::local`]). Caching is the caller's: table metadata is cached
 //! by [`FileIo`]; view metadata, read far less often, is not.
 
-use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{PutMode, PutOptions, PutPayload};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -11,18 +11,7 @@ use super::io::{FileIo, IoError};
 /// The JSON document at `location`. A file that does not parse as `T` is
 /// [`IoError::Parse`].
 pub async fn read_json<T: DeserializeOwned>(io: &FileIo, location: &str) -> Result<T, IoError> {
-    let (store, path) = io.resolve(location)?;
-    let bytes = match store.get(&path).await {
-        Ok(result) => result.bytes().await,
-        Err(e) => Err(e),
-    }
-    .map_err(|e| match e {
-        object_store::Error::NotFound { .. } => IoError::NotFound(location.to_owned()),
-        source => IoError::Store {
-            location: location.to_owned(),
-            source,
-        },
-    })?;
+    let bytes = io.read_bytes(location).await?;
     serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
         location: location.to_owned(),
         reason: e.to_string(),

@@ -8,6 +8,7 @@ pub mod expire;
 pub mod io;
 pub mod json_io;
 mod local;
+pub mod manifest;
 pub mod metadata;
 pub mod partition;
 pub mod requirement;

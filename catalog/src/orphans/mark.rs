@@ -1,0 +1,294 @@
+//! The mark phase: every file that table and view metadata in the catalog's history names.
+//!
+//! History is every commit reachable from a branch or tag head or from any commit their ref
+//! logs record (what `ref#<time>` can resolve to). Each tree node is read once however many
+//! commits share it, and each metadata file, manifest list and manifest once however many
+//! tables and snapshots name it: they are immutable, so their paths are memo keys.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use pangolin_store::tree::NodeView;
+use pangolin_store::{Content, Object};
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::iceberg::io::IoError;
+use crate::iceberg::manifest;
+use crate::iceberg::{FileIo, TableMetadata, ViewMetadata};
+use crate::reach::{self, Reach, ReachError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum MarkError {
+    #[error(transparent)]
+    History(#[from] ReachError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error("`{location}` is not a readable Iceberg file: {reason}")]
+    Unreadable { location: String, reason: String },
+}
+
+/// A folder that holds one table's or view's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Directory {
+    pub location: String,
+    /// The uuid of the table or view it belongs to.
+    pub uuid: uuid::Uuid,
+    /// Files its metadata names that do not exist (the first few), so the sweep leaves it be.
+    pub missing: Vec<String>,
+}
+
+/// What the mark phase found so far; [`Marks::extend`] adds what history gained since.
+#[derive(Debug, Default)]
+pub struct Marks {
+    reach: Reach,
+    /// Table and view metadata files met in history, not read yet.
+    pending_tables: BTreeSet<String>,
+    pending_views: BTreeSet<String>,
+    /// Every Iceberg file read, by location as written: the memo.
+    read: HashSet<String>,
+    /// Every file referenced, by [`FileIo::file_key`].
+    marked: HashSet<String>,
+    /// Table and view folders by location.
+    pub directories: BTreeMap<String, Directory>,
+    /// Metadata files history names that do not exist (a purged table's, say): which
+    /// directory they were in is known only from their location.
+    pub missing_metadata: Vec<String>,
+    pub objects_read: u64,
+    pub metadata_files_read: u64,
+    pub manifest_lists_read: u64,
+    pub manifests_read: u64,
+}
+
+/// How many missing files a directory keeps as examples.
+const MISSING_SHOWN: usize = 3;
+
+impl Marks {
+    pub fn is_marked(&self, file_key: &str) -> bool {
+        self.marked.contains(file_key)
+    }
+
+    pub fn marked(&self) -> usize {
+        self.marked.len()
+    }
+
+    /// Walks what history holds now, beyond what was walked before, and marks the files of
+    /// every table and view metadata file met for the first time.
+    pub async fn extend(&mut self, catalog: &Catalog, io: &FileIo) -> Result<(), MarkError> {
+        let store = catalog.store().as_ref();
+        let repo = catalog.odb().repo();
+        for (reference, head) in reach::all_refs(store, repo)
+            .await
+            .map_err(ReachError::from)?
+        {
+            self.reach.push(head);
+            for logged in reach::logged_heads(store, repo, &reference)
+                .await
+                .map_err(ReachError::from)?
+            {
+                self.reach.push(logged);
+            }
+        }
+        loop {
+            let batch = self.reach.next(store, repo).await?;
+            if batch.is_empty() {
+                break;
+            }
+            self.objects_read += batch.len() as u64;
+            for (_, object) in &batch {
+                let Object::Tree(node) = object else { continue };
+                let NodeView::Leaf { entries } = node.view() else {
+                    continue;
+                };
+                for (_, entry) in entries {
+                    match &entry.content {
+                        Content::IcebergTable {
+                            metadata_location, ..
+                        } if !self.read.contains(metadata_location) => {
+                            self.pending_tables.insert(metadata_location.clone());
+                        }
+                        Content::IcebergView {
+                            metadata_location, ..
+                        } if !self.read.contains(metadata_location) => {
+                            self.pending_views.insert(metadata_location.clone());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        tracing::info!(
+            objects = self.objects_read,
+            tables = self.pending_tables.len(),
+            views = self.pending_views.len(),
+            "history walked"
+        );
+        for location in std::mem::take(&mut self.pending_tables) {
+            self.mark_table(io, &location).await?;
+            if self.metadata_files_read.is_multiple_of(100) {
+                tracing::info!(
+                    metadata_files = self.metadata_files_read,
+                    manifests = self.manifests_read,
+                    marked = self.marked.len(),
+                    "marking"
+                );
+            }
+        }
+        for location in std::mem::take(&mut self.pending_views) {
+            self.mark_view(io, &location).await?;
+        }
+        Ok(())
+    }
+
+    fn mark(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {
+        self.marked.insert(io.file_key(location)?);
+        Ok(())
+    }
+
+    /// Marks a metadata file and everything it names.
+    async fn mark_table(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {
+        if !self.read.insert(location.to_owned()) {
+            return Ok(());
+        }
+        self.mark(io, location)?;
+        let metadata = match io.read_metadata(location).await {
+            Ok(metadata) => metadata,
+            Err(IoError::NotFound(_)) => {
+                self.missing_metadata.push(location.to_owned());
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.metadata_files_read += 1;
+        let directory = self.directory(&metadata.location, metadata.table_uuid);
+        let mut missing = Vec::new();
+        for file in referenced_by(&metadata) {
+            self.mark(io, &file)?;
+        }
+        for snapshot in &metadata.snapshots {
+            let Some(list) = &snapshot.manifest_list else {
+                // v1's inline list of manifests.
+                for path in v1_manifests(&snapshot.extra) {
+                    self.mark_manifest(io, &path, &mut missing).await?;
+                }
+                continue;
+            };
+            self.mark(io, list)?;
+            if !self.read.insert(list.clone()) {
+                continue;
+            }
+            let bytes = match io.read_bytes(list).await {
+                Ok(bytes) => bytes,
+                Err(IoError::NotFound(_)) => {
+                    missing.push(list.clone());
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            self.manifest_lists_read += 1;
+            let manifests =
+                manifest::manifest_paths(&bytes).map_err(|reason| MarkError::Unreadable {
+                    location: list.clone(),
+                    reason,
+                })?;
+            for path in manifests {
+                self.mark_manifest(io, &path, &mut missing).await?;
+            }
+        }
+        if let Some(directory) = self.directories.get_mut(&directory) {
+            directory.missing.extend(missing);
+            directory.missing.truncate(MISSING_SHOWN);
+        }
+        Ok(())
+    }
+
+    async fn mark_manifest(
+        &mut self,
+        io: &FileIo,
+        path: &str,
+        missing: &mut Vec<String>,
+    ) -> Result<(), MarkError> {
+        self.mark(io, path)?;
+        if !self.read.insert(path.to_owned()) {
+            return Ok(());
+        }
+        let bytes = match io.read_bytes(path).await {
+            Ok(bytes) => bytes,
+            Err(IoError::NotFound(_)) => {
+                missing.push(path.to_owned());
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.manifests_read += 1;
+        let files =
+            manifest::content_file_paths(&bytes).map_err(|reason| MarkError::Unreadable {
+                location: path.to_owned(),
+                reason,
+            })?;
+        for file in files {
+            self.mark(io, &file)?;
+        }
+        Ok(())
+    }
+
+    async fn mark_view(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {
+        if !self.read.insert(location.to_owned()) {
+            return Ok(());
+        }
+        self.mark(io, location)?;
+        match crate::iceberg::json_io::read_json::<ViewMetadata>(io, location).await {
+            Ok(view) => {
+                self.metadata_files_read += 1;
+                self.directory(&view.location, view.view_uuid);
+                Ok(())
+            }
+            Err(IoError::NotFound(_)) => {
+                self.missing_metadata.push(location.to_owned());
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The key of the directory at `location`, added if new.
+    fn directory(&mut self, location: &str, uuid: uuid::Uuid) -> String {
+        let location = location.trim_end_matches('/').to_owned();
+        self.directories
+            .entry(location.clone())
+            .or_insert_with(|| Directory {
+                location: location.clone(),
+                uuid,
+                missing: Vec::new(),
+            });
+        location
+    }
+}
+
+/// The files table metadata names itself: earlier metadata files and statistics files.
+fn referenced_by(metadata: &TableMetadata) -> Vec<String> {
+    let logged = metadata
+        .metadata_log
+        .iter()
+        .map(|e| e.metadata_file.clone());
+    let statistics = metadata
+        .statistics
+        .iter()
+        .chain(&metadata.partition_statistics)
+        .filter_map(|s| s.rest.get("statistics-path").and_then(Value::as_str))
+        .map(str::to_owned);
+    logged.chain(statistics).collect()
+}
+
+fn v1_manifests(extra: &serde_json::Map<String, Value>) -> Vec<String> {
+    extra
+        .get("manifests")
+        .and_then(Value::as_array)
+        .map(|paths| {
+            paths
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,328 @@
+//! Removing the files of a catalog's tables and views that nothing in its history references:
+//! orphan files, left by writers that failed or were refused, and by expired snapshots once no
+//! retained commit reads them.
+//!
+//! Mark ([`mark`]) then sweep. The sweep lists only the folders the catalog gave its tables
+//! and views itself (`<name>-<uuid>`, see [`Warehouse::default_location`]), never the
+//! warehouse root or a location a client chose: catalogs share warehouses, and a chosen
+//! location may hold other tables' files. A file goes only when nothing marked it and it was
+//! last modified before the mark began minus a grace period, so a file written since, or by a
+//! writer whose commit has not landed yet, stays. Just before deleting, history is walked again
+//! for whatever landed meanwhile. A folder whose metadata names files that do not exist is
+//! left alone: deleting more of a damaged table would only make it harder to recover.
+//!
+//! [`Warehouse::default_location`]: crate::warehouse::Warehouse::default_location
+
+pub mod mark;
+
+use pangolin_store::Timestamp;
+
+use crate::catalog::Catalog;
+use crate::iceberg::IoError;
+use crate::iceberg::io::StoredFile;
+pub use mark::{Directory, MarkError, Marks};
+
+/// Files deleted in one request to the store.
+const DELETE_BATCH: usize = 1000;
+
+/// What a sweep is asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepRequest {
+    /// Only files last modified this long before the mark began may go.
+    pub grace_ms: i64,
+    /// Report what would go; delete nothing.
+    pub dry_run: bool,
+    /// How many orphans the report names one by one (all are counted).
+    pub shown: usize,
+}
+
+/// A folder the sweep did not list, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub location: String,
+    pub reason: String,
+}
+
+/// What a sweep found, and did.
+#[derive(Debug, Clone, Default)]
+pub struct SweepReport {
+    /// When the mark began.
+    pub started_ms: i64,
+    /// Files last modified at or after this were kept whatever marked them.
+    pub cutoff_ms: i64,
+    pub objects_read: u64,
+    pub metadata_files_read: u64,
+    pub manifest_lists_read: u64,
+    pub manifests_read: u64,
+    /// Distinct files referenced by the metadata read.
+    pub referenced: usize,
+    pub directories_swept: usize,
+    pub skipped: Vec<Skipped>,
+    pub files_listed: usize,
+    /// Unreferenced files kept because they are newer than the cutoff.
+    pub too_recent: usize,
+    /// The first orphans, in location order.
+    pub orphans: Vec<StoredFile>,
+    pub orphan_files: usize,
+    pub orphan_bytes: u64,
+    /// Files deleted: `orphan_files`, or 0 in a dry run.
+    pub deleted: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error("catalog `{0}` has no warehouse: it has no files to sweep")]
+    NoWarehouse(String),
+    #[error(transparent)]
+    Mark(#[from] MarkError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+/// A sweep whose files are marked and whose folders are listed, ready to
+/// [`finish`](Self::finish).
+#[derive(Debug)]
+pub struct SweepPlan<'a> {
+    catalog: &'a Catalog,
+    marks: Marks,
+    /// Unmarked files older than the cutoff, by folder.
+    candidates: Vec<(String, Vec<StoredFile>)>,
+    report: SweepReport,
+    shown: usize,
+}
+
+impl Catalog {
+    /// Finds, and unless `request.dry_run` deletes, the orphan files of the catalog's tables
+    /// and views.
+    pub async fn sweep_orphan_files(
+        &self,
+        request: SweepRequest,
+    ) -> Result<SweepReport, SweepError> {
+        self.plan_sweep(request.grace_ms, request.shown)
+            .await?
+            .finish(request.dry_run)
+            .await
+    }
+
+    /// Marks every file the catalog's history references and lists its folders.
+    #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.tenant(), catalog = %self.name()))]
+    pub async fn plan_sweep(
+        &self,
+        grace_ms: i64,
+        shown: usize,
+    ) -> Result<SweepPlan<'_>, SweepError> {
+        let warehouse = self
+            .warehouse_ref()
+            .ok_or_else(|| SweepError::NoWarehouse(self.name().to_owned()))?;
+        let io = warehouse.io.as_ref();
+        let started_ms = Timestamp::now().as_millis();
+        let cutoff_ms = started_ms.saturating_sub(grace_ms.max(0));
+        let mut marks = Marks::default();
+        marks.extend(self, io).await?;
+
+        let mut report = SweepReport {
+            started_ms,
+            cutoff_ms,
+            ..SweepReport::default()
+        };
+        let mut swept: Vec<&Directory> = Vec::new();
+        for directory in marks.directories.values() {
+            match skip_reason(directory, &marks.missing_metadata, |l| {
+                warehouse.contains(l)
+            }) {
+                Some(reason) => report.skipped.push(Skipped {
+                    location: directory.location.clone(),
+                    reason,
+                }),
+                // Folders are in location order, so one inside another comes right after it.
+                None if swept
+                    .last()
+                    .is_some_and(|outer| is_inside(&directory.location, &outer.location)) => {}
+                None => swept.push(directory),
+            }
+        }
+        let mut candidates: Vec<(String, Vec<StoredFile>)> = Vec::new();
+        for directory in &swept {
+            let files = io.list_files(&directory.location).await?;
+            report.files_listed += files.len();
+            let mut orphans = Vec::new();
+            for file in files {
+                if marks.is_marked(&file.location) {
+                    continue;
+                }
+                if file.modified_ms >= cutoff_ms {
+                    report.too_recent += 1;
+                    continue;
+                }
+                orphans.push(file);
+            }
+            candidates.push((directory.location.clone(), orphans));
+        }
+        report.directories_swept = swept.len();
+        tracing::info!(
+            directories = swept.len(),
+            files = report.files_listed,
+            candidates = candidates.iter().map(|(_, f)| f.len()).sum::<usize>(),
+            "listed"
+        );
+        Ok(SweepPlan {
+            catalog: self,
+            marks,
+            candidates,
+            report,
+            shown,
+        })
+    }
+}
+
+impl SweepPlan<'_> {
+    /// Marks whatever landed since the plan was made, then deletes the orphans left (only
+    /// reports them when `dry_run`).
+    #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.catalog.tenant(), catalog = %self.catalog.name(), dry_run))]
+    pub async fn finish(self, dry_run: bool) -> Result<SweepReport, SweepError> {
+        let Self {
+            catalog,
+            mut marks,
+            mut candidates,
+            mut report,
+            shown,
+        } = self;
+        let io = catalog
+            .warehouse_ref()
+            .ok_or_else(|| SweepError::NoWarehouse(catalog.name().to_owned()))?
+            .io
+            .as_ref();
+        marks.extend(catalog, io).await?;
+        for (location, orphans) in &mut candidates {
+            let damaged = marks
+                .directories
+                .get(location.as_str())
+                .is_some_and(|d| !d.missing.is_empty());
+            if damaged {
+                orphans.clear();
+            }
+            orphans.retain(|file| !marks.is_marked(&file.location));
+        }
+        report.objects_read = marks.objects_read;
+        report.metadata_files_read = marks.metadata_files_read;
+        report.manifest_lists_read = marks.manifest_lists_read;
+        report.manifests_read = marks.manifests_read;
+        report.referenced = marks.marked();
+
+        let mut all: Vec<&StoredFile> = candidates.iter().flat_map(|(_, f)| f).collect();
+        all.sort_by(|a, b| a.location.cmp(&b.location));
+        report.orphan_files = all.len();
+        report.orphan_bytes = all.iter().map(|f| f.size).sum();
+        report.orphans = all.into_iter().take(shown).cloned().collect();
+        if !dry_run {
+            for (_, orphans) in &candidates {
+                for batch in orphans.chunks(DELETE_BATCH) {
+                    let locations: Vec<String> = batch.iter().map(|f| f.location.clone()).collect();
+                    io.delete_files(&locations).await?;
+                    report.deleted += locations.len();
+                    tracing::info!(
+                        deleted = report.deleted,
+                        of = report.orphan_files,
+                        "sweeping"
+                    );
+                }
+            }
+        }
+        tracing::info!(
+            orphans = report.orphan_files,
+            bytes = report.orphan_bytes,
+            deleted = report.deleted,
+            skipped = report.skipped.len(),
+            "orphan files swept"
+        );
+        Ok(report)
+    }
+}
+
+/// Why the sweep must not list `directory`, if it must not.
+fn skip_reason(
+    directory: &Directory,
+    missing_metadata: &[String],
+    in_warehouse: impl Fn(&str) -> bool,
+) -> Option<String> {
+    if !in_warehouse(&directory.location) {
+        return Some("outside the catalog's warehouse".to_owned());
+    }
+    let leaf = directory.location.rsplit('/').next().unwrap_or_default();
+    if !leaf.ends_with(&format!("-{}", directory.uuid.simple())) {
+        return Some(
+            "a location chosen by a client, which may hold other tables' files".to_owned(),
+        );
+    }
+    let missing: Vec<&str> = directory
+        .missing
+        .iter()
+        .map(String::as_str)
+        .chain(
+            missing_metadata
+                .iter()
+                .map(String::as_str)
+                .filter(|m| is_inside(m, &directory.location)),
+        )
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "its metadata names files that do not exist ({}): left as it is for recovery",
+            missing.join(", ")
+        )
+    })
+}
+
+/// Whether `location` is strictly below the folder `folder`.
+fn is_inside(location: &str, folder: &str) -> bool {
+    location
+        .strip_prefix(folder)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directory(location: &str, uuid: uuid::Uuid) -> Directory {
+        Directory {
+            location: location.to_owned(),
+            uuid,
+            missing: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_folders_the_catalog_named_are_swept() {
+        let uuid = uuid::Uuid::new_v4();
+        let anywhere = |_: &str| true;
+        let own = format!("file:///w/ns/t-{}", uuid.simple());
+        assert_eq!(skip_reason(&directory(&own, uuid), &[], anywhere), None);
+        let chosen = skip_reason(&directory("file:///w/ns", uuid), &[], anywhere).unwrap();
+        assert!(chosen.contains("chosen by a client"), "{chosen}");
+        // Another table's folder is not this table's.
+        let other = format!("file:///w/ns/t-{}", uuid::Uuid::new_v4().simple());
+        assert!(skip_reason(&directory(&other, uuid), &[], anywhere).is_some());
+        let outside = skip_reason(&directory(&own, uuid), &[], |_| false).unwrap();
+        assert!(outside.contains("outside"), "{outside}");
+    }
+
+    #[test]
+    fn folders_with_missing_files_are_left_alone() {
+        let uuid = uuid::Uuid::new_v4();
+        let own = format!("file:///w/t-{}", uuid.simple());
+        let mut damaged = directory(&own, uuid);
+        damaged.missing.push(format!("{own}/metadata/snap-1.avro"));
+        let reason = skip_reason(&damaged, &[], |_| true).unwrap();
+        assert!(reason.contains("snap-1.avro"), "{reason}");
+        let lost = format!("{own}/metadata/00001-x.metadata.json");
+        let reason = skip_reason(&directory(&own, uuid), &[lost], |_| true).unwrap();
+        assert!(reason.contains("00001-x"), "{reason}");
+        // A missing file of a folder that only starts with the same name is another's.
+        let elsewhere = format!("{own}0/metadata/00001-x.metadata.json");
+        assert_eq!(
+            skip_reason(&directory(&own, uuid), &[elsewhere], |_| true),
+            None
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! The objects reachable from a set of commits, and the refs and ref logs that name them.
+//!
+//! Exports and the mark phase of the file sweep both walk a catalog's whole history. Objects
+//! are immutable and shared by every commit that did not change them, so a walk that reads each
+//! id once costs the number of distinct objects, not commits times catalog size.
+
+use std::collections::HashSet;
+
+use pangolin_refs::{LogQuery, RefQuery, Reference};
+use pangolin_store::{BackendError, Object, ObjectId, ObjectStore, RawObject, RepoId};
+
+use crate::store::Store;
+
+/// Objects read from the store at once.
+const BATCH: usize = 256;
+
+/// Refs and ref-log entries read at once.
+const PAGE: usize = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReachError {
+    #[error("object {0} is reachable from a ref but not stored: the catalog is damaged")]
+    Missing(ObjectId),
+    #[error("object {id} is damaged: {reason}")]
+    Corrupt { id: ObjectId, reason: String },
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// Every branch and tag with its head, in ref order.
+pub async fn all_refs(
+    store: &dyn Store,
+    repo: &RepoId,
+) -> Result<Vec<(Reference, ObjectId)>, BackendError> {
+    let mut refs = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store
+            .list_refs(
+                repo,
+                &RefQuery {
+                    kind: None,
+                    prefix: String::new(),
+                    after,
+                    limit: PAGE,
+                },
+            )
+            .await?;
+        refs.extend(page.refs);
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => return Ok(refs),
+        }
+    }
+}
+
+/// Every commit the log of `reference` says it pointed at, newest first: what `ref#<time>`
+/// can resolve to.
+pub async fn logged_heads(
+    store: &dyn Store,
+    repo: &RepoId,
+    reference: &Reference,
+) -> Result<Vec<ObjectId>, BackendError> {
+    let mut heads = Vec::new();
+    let mut before = None;
+    loop {
+        let entries = store
+            .ref_log(
+                repo,
+                reference,
+                LogQuery {
+                    before,
+                    limit: PAGE,
+                },
+            )
+            .await?;
+        heads.extend(entries.iter().filter_map(|e| e.new));
+        match entries.last() {
+            Some(last) if entries.len() == PAGE => before = Some(last.sequence),
+            _ => return Ok(heads),
+        }
+    }
+}
+
+/// The objects an object points to: a commit's parents, tree and skip pointers; an inner
+/// node's children.
+pub fn references(object: &Object) -> Vec<ObjectId> {
+    match object {
+        Object::Commit(commit) => commit
+            .parents
+            .iter()
+            .chain(std::iter::once(&commit.tree))
+            .chain(&commit.skips)
+            .copied()
+            .collect(),
+        Object::Tree(node) => match node.view() {
+            pangolin_store::tree::NodeView::Leaf { .. } => Vec::new(),
+            pangolin_store::tree::NodeView::Inner { children, .. } => {
+                children.iter().map(|c| c.id).collect()
+            }
+        },
+    }
+}
+
+/// A walk over the objects reachable from the ids pushed, each read once. Ids pushed after
+/// the walk ran are walked too, skipping everything already read.
+#[derive(Debug, Default)]
+pub struct Reach {
+    seen: HashSet<ObjectId>,
+    frontier: Vec<ObjectId>,
+}
+
+impl Reach {
+    pub fn push(&mut self, id: ObjectId) {
+        if self.seen.insert(id) {
+            self.frontier.push(id);
+        }
+    }
+
+    /// How many distinct objects were pushed or reached so far.
+    pub fn seen(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// The next objects of the walk (none once it is over), their references pushed.
+    pub async fn next(
+        &mut self,
+        store: &dyn ObjectStore,
+        repo: &RepoId,
+    ) -> Result<Vec<(RawObject, Object)>, ReachError> {
+        let at = self.frontier.len().saturating_sub(BATCH);
+        let ids = self.frontier.split_off(at);
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = store.get_many(repo, &ids).await?;
+        let mut batch = Vec::with_capacity(ids.len());
+        for (id, raw) in ids.into_iter().zip(found) {
+            let raw = raw.ok_or(ReachError::Missing(id))?;
+            let object = Object::decode(&raw).map_err(|e| ReachError::Corrupt {
+                id,
+                reason: e.to_string(),
+            })?;
+            for next in references(&object) {
+                self.push(next);
+            }
+            batch.push((raw, object));
+        }
+        Ok(batch)
+    }
+}

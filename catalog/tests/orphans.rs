@@ -1,0 +1,483 @@
+//! The sweep of orphan files: what no commit of any branch, tag or ref log references goes,
+//! and nothing else; a dry run deletes nothing; folders a client chose or whose files are
+//! missing are left alone; what lands during a sweep keeps its files.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::{Duration, SystemTime};
+
+use apache_avro::types::Value as Avro;
+use apache_avro::{Codec, DeflateSettings, Schema as AvroSchema, Writer};
+use common::lake::*;
+use pangolin_catalog::iceberg::manifest;
+use pangolin_catalog::orphans::{SweepReport, SweepRequest};
+
+const MANIFEST_LIST: &str = r#"{"type": "record", "name": "manifest_file", "fields": [
+    {"name": "manifest_path", "type": "string", "field-id": 500},
+    {"name": "manifest_length", "type": "long", "field-id": 501},
+    {"name": "partition_spec_id", "type": "int", "field-id": 502},
+    {"name": "added_snapshot_id", "type": ["null", "long"], "default": null}
+]}"#;
+
+const MANIFEST: &str = r#"{"type": "record", "name": "manifest_entry", "fields": [
+    {"name": "status", "type": "int", "field-id": 0},
+    {"name": "snapshot_id", "type": ["null", "long"], "default": null, "field-id": 1},
+    {"name": "data_file", "field-id": 2, "type": {"type": "record", "name": "r2", "fields": [
+        {"name": "content", "type": "int", "field-id": 134},
+        {"name": "file_path", "type": "string", "field-id": 100},
+        {"name": "file_format", "type": "string", "field-id": 101},
+        {"name": "record_count", "type": "long", "field-id": 103},
+        {"name": "referenced_data_file", "type": ["null", "string"], "default": null}
+    ]}}
+]}"#;
+
+/// A manifest list naming `manifests`, deflated as Iceberg's writers do.
+fn manifest_list(manifests: &[String]) -> Vec<u8> {
+    let schema = AvroSchema::parse_str(MANIFEST_LIST).unwrap();
+    let mut writer = Writer::with_codec(
+        &schema,
+        Vec::new(),
+        Codec::Deflate(DeflateSettings::default()),
+    );
+    for path in manifests {
+        writer
+            .append(Avro::Record(vec![
+                ("manifest_path".into(), Avro::String(path.clone())),
+                ("manifest_length".into(), Avro::Long(1234)),
+                ("partition_spec_id".into(), Avro::Int(0)),
+                (
+                    "added_snapshot_id".into(),
+                    Avro::Union(1, Box::new(Avro::Long(7))),
+                ),
+            ]))
+            .unwrap();
+    }
+    writer.into_inner().unwrap()
+}
+
+/// A manifest naming `files`, the second of them as a deleted entry.
+fn manifest_of(files: &[String]) -> Vec<u8> {
+    let schema = AvroSchema::parse_str(MANIFEST).unwrap();
+    let mut writer = Writer::new(&schema, Vec::new());
+    for (i, path) in files.iter().enumerate() {
+        writer
+            .append(Avro::Record(vec![
+                ("status".into(), Avro::Int(if i == 1 { 2 } else { 1 })),
+                ("snapshot_id".into(), Avro::Union(0, Box::new(Avro::Null))),
+                (
+                    "data_file".into(),
+                    Avro::Record(vec![
+                        ("content".into(), Avro::Int(0)),
+                        ("file_path".into(), Avro::String(path.clone())),
+                        ("file_format".into(), Avro::String("PARQUET".into())),
+                        ("record_count".into(), Avro::Long(10)),
+                        (
+                            "referenced_data_file".into(),
+                            Avro::Union(0, Box::new(Avro::Null)),
+                        ),
+                    ]),
+                ),
+            ]))
+            .unwrap();
+    }
+    writer.into_inner().unwrap()
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn manifest_lists_and_manifests_name_their_files() {
+    let manifests = strings(&["s3://b/t/metadata/a-m0.avro", "s3://b/t/metadata/b-m1.avro"]);
+    assert_eq!(
+        manifest::manifest_paths(&manifest_list(&manifests)).unwrap(),
+        manifests
+    );
+    assert!(
+        manifest::manifest_paths(&manifest_list(&[]))
+            .unwrap()
+            .is_empty()
+    );
+    // Deleted entries count: an older snapshot may still read the file.
+    let files = strings(&["file:///w/t/data/1.parquet", "file:///w/t/data/2.parquet"]);
+    assert_eq!(
+        manifest::content_file_paths(&manifest_of(&files)).unwrap(),
+        files
+    );
+}
+
+#[test]
+fn files_of_another_shape_are_refused() {
+    assert!(manifest::manifest_paths(b"not avro at all").is_err());
+    let error =
+        manifest::manifest_paths(&manifest_of(&strings(&["file:///w/x.parquet"]))).unwrap_err();
+    assert!(error.contains("manifest_path"), "{error}");
+    let error = manifest::content_file_paths(&manifest_list(&strings(&["m.avro"]))).unwrap_err();
+    assert!(error.contains("data_file.file_path"), "{error}");
+}
+
+/// Writes `bytes` at the local `location`, creating its folders.
+fn put(location: &str, bytes: &[u8]) {
+    let path = local(location);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Sets the modification time of every file under `dir` an hour back, but `except`.
+fn backdate(dir: &Path, except: &[PathBuf]) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            backdate(&path, except);
+        } else if !except.contains(&path) {
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(SystemTime::now() - Duration::from_secs(3600))
+                .unwrap();
+        }
+    }
+}
+
+/// The files of one snapshot: a data file, a manifest naming it, and a manifest list naming
+/// that manifest and every manifest before it (a fast append). Returns all three.
+fn snapshot_files(table_location: &str, id: i64, manifests: &mut Vec<String>) -> Vec<String> {
+    let data = format!("{table_location}/data/{id}.parquet");
+    put(&data, format!("rows of {id}").as_bytes());
+    let manifest = format!("{table_location}/metadata/{id}-m0.avro");
+    put(&manifest, &manifest_of(std::slice::from_ref(&data)));
+    manifests.push(manifest.clone());
+    let list = format!("{table_location}/metadata/snap-{id}.avro");
+    put(&list, &manifest_list(manifests));
+    vec![data, manifest, list]
+}
+
+/// Appends snapshot `id` with real files to table `name` on `at`.
+async fn append_with_files(
+    catalog: &Catalog,
+    at: &Reference,
+    name: &str,
+    id: i64,
+    manifests: &mut Vec<String>,
+) -> Vec<String> {
+    let table = catalog
+        .load_table(&RefSpec::Named(at.name.clone()), &key(name))
+        .await
+        .unwrap();
+    let parent = table.metadata.current_snapshot_id;
+    let sequence = table.metadata.last_sequence_number + 1;
+    let files = snapshot_files(&table.metadata.location, id, manifests);
+    let mut updates = append_updates(id, parent, sequence);
+    if let TableUpdate::AddSnapshot { snapshot } = &mut updates[0] {
+        snapshot.manifest_list = Some(files[2].clone());
+    }
+    catalog
+        .commit_table(
+            at,
+            &key(name),
+            vec![requires_main_at(parent)],
+            updates,
+            &meta("append"),
+        )
+        .await
+        .unwrap();
+    files
+}
+
+fn sweep_request(dry_run: bool) -> SweepRequest {
+    SweepRequest {
+        grace_ms: 10 * 60 * 1000,
+        dry_run,
+        shown: 100,
+    }
+}
+
+fn orphan_names(report: &SweepReport) -> Vec<&str> {
+    report
+        .orphans
+        .iter()
+        .map(|f| file_name(&f.location))
+        .collect()
+}
+
+fn exists(location: &str) -> bool {
+    local(location).exists()
+}
+
+#[tokio::test]
+async fn a_sweep_removes_only_what_no_commit_references() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    let t = create(catalog, &main(), "db.t")
+        .await
+        .metadata
+        .location
+        .clone();
+    let mut t_manifests = Vec::new();
+    let mut referenced = Vec::new();
+    for id in [1, 2] {
+        referenced.extend(append_with_files(catalog, &main(), "db.t", id, &mut t_manifests).await);
+    }
+    // A snapshot only `dev` has, and one only a tag's history has.
+    new_branch(catalog, "dev", "main").await;
+    let mut dev_manifests = t_manifests.clone();
+    referenced
+        .extend(append_with_files(catalog, &branch("dev"), "db.t", 3, &mut dev_manifests).await);
+    // A dropped table: every commit before the drop still reads it.
+    let gone = create(catalog, &main(), "db.gone")
+        .await
+        .metadata
+        .location
+        .clone();
+    referenced.extend(append_with_files(catalog, &main(), "db.gone", 10, &mut Vec::new()).await);
+    catalog
+        .drop_table(&main(), &key("db.gone"), false, &meta("drop"))
+        .await
+        .unwrap();
+
+    let orphans = [
+        format!("{t}/data/failed-write.parquet"),
+        format!("{t}/metadata/unreferenced-m0.avro"),
+        format!("{gone}/data/never-committed.parquet"),
+    ];
+    for orphan in &orphans {
+        put(orphan, b"orphan bytes");
+    }
+    let fresh = format!("{t}/data/being-written.parquet");
+    put(&fresh, b"a writer's file, not committed yet");
+    // Outside every table's folder: never listed.
+    let stray = format!("file://{}/db/stray.parquet", lake.root().display());
+    put(&stray, b"stray");
+    backdate(&lake.root(), &[local(&fresh)]);
+
+    let dry = catalog
+        .sweep_orphan_files(sweep_request(true))
+        .await
+        .unwrap();
+    assert_eq!(
+        orphan_names(&dry),
+        [
+            "never-committed.parquet",
+            "failed-write.parquet",
+            "unreferenced-m0.avro"
+        ],
+        "in location order: {:?}",
+        dry.orphans
+    );
+    assert_eq!(dry.orphan_files, 3);
+    assert_eq!(dry.orphan_bytes, 3 * b"orphan bytes".len() as u64);
+    assert_eq!(dry.too_recent, 1);
+    assert_eq!(dry.deleted, 0);
+    assert_eq!(dry.directories_swept, 2);
+    assert!(dry.skipped.is_empty(), "{:?}", dry.skipped);
+    assert_eq!(dry.manifest_lists_read, 4);
+    assert_eq!(dry.manifests_read, 4, "each manifest read once");
+    assert!(
+        orphans.iter().all(|o| exists(o)),
+        "a dry run deletes nothing"
+    );
+
+    let report = catalog
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    assert_eq!(orphan_names(&report), orphan_names(&dry));
+    assert_eq!(report.deleted, 3);
+    for orphan in &orphans {
+        assert!(!exists(orphan), "{orphan} is swept");
+    }
+    for file in &referenced {
+        assert!(exists(file), "{file} is referenced and kept");
+    }
+    assert!(exists(&fresh) && exists(&stray));
+    // Every metadata file any commit names is kept: each commit still loads its tables.
+    for at in ["main", "dev", "main~1", "main~2", "main~3", "main~4"] {
+        let loaded = catalog.load_table(&spec(at), &key("db.t")).await;
+        assert!(loaded.is_ok(), "db.t at {at}: {loaded:?}");
+    }
+    assert!(
+        catalog
+            .load_table(&spec("main~1"), &key("db.gone"))
+            .await
+            .is_ok()
+    );
+
+    let again = catalog
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    assert_eq!(again.orphan_files, 0);
+    assert_eq!(again.too_recent, 1);
+}
+
+#[tokio::test]
+async fn files_of_a_commit_that_lands_during_the_sweep_are_kept() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    let t = create(catalog, &main(), "db.t")
+        .await
+        .metadata
+        .location
+        .clone();
+    let mut manifests = Vec::new();
+    append_with_files(catalog, &main(), "db.t", 1, &mut manifests).await;
+    // A slow writer's files, older than the grace period, not committed yet.
+    let pending = snapshot_files(&t, 2, &mut manifests.clone());
+    let orphan = format!("{t}/data/failed-write.parquet");
+    put(&orphan, b"orphan");
+    backdate(&lake.root(), &[]);
+
+    let plan = catalog
+        .plan_sweep(sweep_request(false).grace_ms, 100)
+        .await
+        .unwrap();
+    // The writer's commit lands between the listing and the deletes.
+    let committed = append_with_files(catalog, &main(), "db.t", 2, &mut manifests).await;
+    assert_eq!(committed, pending);
+    let report = plan.finish(false).await.unwrap();
+
+    assert_eq!(orphan_names(&report), ["failed-write.parquet"]);
+    assert!(!exists(&orphan));
+    for file in &pending {
+        assert!(exists(file), "{file} was committed during the sweep");
+    }
+    assert!(
+        catalog
+            .load_table(&spec("main"), &key("db.t"))
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn a_folder_whose_files_are_missing_is_left_alone() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    let t = create(catalog, &main(), "db.t")
+        .await
+        .metadata
+        .location
+        .clone();
+    let files = append_with_files(catalog, &main(), "db.t", 1, &mut Vec::new()).await;
+    std::fs::remove_file(local(&files[1])).unwrap();
+    let orphan = format!("{t}/data/orphan.parquet");
+    put(&orphan, b"orphan");
+    backdate(&lake.root(), &[]);
+
+    let report = catalog
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    assert_eq!(report.orphan_files, 0);
+    assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+    assert_eq!(report.skipped[0].location, t);
+    assert!(
+        report.skipped[0].reason.contains("1-m0.avro"),
+        "{:?}",
+        report.skipped
+    );
+    assert!(exists(&orphan) && exists(&files[0]));
+}
+
+#[tokio::test]
+async fn a_location_a_client_chose_is_never_listed() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    let chosen = format!("file://{}/db/shared", lake.root().display());
+    let mut table = new_table();
+    table.location = chosen.clone();
+    catalog
+        .create_table(&main(), &key("db.t"), table, &meta("create"))
+        .await
+        .unwrap();
+    append_with_files(catalog, &main(), "db.t", 1, &mut Vec::new()).await;
+    let foreign = format!("{chosen}/data/another-tables-file.parquet");
+    put(&foreign, b"not this catalog's");
+    backdate(&lake.root(), &[]);
+
+    let report = catalog
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    assert_eq!(report.directories_swept, 0);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(report.skipped[0].reason.contains("chosen by a client"));
+    assert!(exists(&foreign));
+}
+
+#[tokio::test]
+async fn a_catalog_without_a_warehouse_has_nothing_to_sweep() {
+    let catalog = Catalog::create(
+        Arc::new(MemoryBackend::new()),
+        Arc::new(ObjectCache::new(1 << 20)),
+        "acme",
+        "bare",
+        "ana",
+    )
+    .await
+    .unwrap();
+    let error = catalog
+        .sweep_orphan_files(sweep_request(true))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("no warehouse"), "{error}");
+}
+
+/// Moves branch `name` to `to` whatever it points at, as a reset does.
+async fn reset(catalog: &Catalog, name: &str, to: ObjectId) {
+    let tx = Transaction {
+        updates: vec![RefUpdate {
+            reference: branch(name),
+            expected: Expected::Any,
+            target: Target::Set(to),
+        }],
+        principal: "ana".into(),
+        message: "reset".into(),
+        time: Timestamp::now(),
+    };
+    catalog
+        .store()
+        .transact(catalog.odb().repo(), tx)
+        .await
+        .unwrap();
+}
+
+/// A commit no ref reaches any more but a ref log records is still what `ref#<time>` reads.
+async fn commits_only_a_ref_log_records_keep_their_files(lake: Lake) {
+    let catalog = &lake.catalog;
+    create(catalog, &main(), "db.t").await;
+    let mut manifests = Vec::new();
+    append_with_files(catalog, &main(), "db.t", 1, &mut manifests).await;
+    new_branch(catalog, "dev", "main").await;
+    let abandoned = append_with_files(catalog, &branch("dev"), "db.t", 2, &mut manifests).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let before_reset = Timestamp::now();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    reset(catalog, "dev", head(catalog, "main").await).await;
+    backdate(&lake.root(), &[]);
+
+    let report = catalog
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    assert_eq!(report.orphan_files, 0, "{:?}", report.orphans);
+    for file in &abandoned {
+        assert!(
+            exists(file),
+            "{file} is read by dev at a time before the reset"
+        );
+    }
+    let at = RefSpec::AtTime(RefName::new("dev").unwrap(), before_reset);
+    let loaded = catalog.load_table(&at, &key("db.t")).await.unwrap();
+    assert_eq!(loaded.metadata.current_snapshot_id, Some(2));
+}
+
+#[tokio::test]
+async fn commits_only_a_ref_log_records_keep_their_files_in_memory() {
+    commits_only_a_ref_log_records_keep_their_files(lake().await).await;
+}
+
+#[tokio::test]
+async fn commits_only_a_ref_log_records_keep_their_files_in_sqlite() {
+    commits_only_a_ref_log_records_keep_their_files(sqlite_lake().await).await;
+}
