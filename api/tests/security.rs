@@ -1107,6 +1107,28 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             Some(json!({"branch": "scratch3", "dry-run": true})),
             ADMINS,
         ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/maintenance/remove-orphan-files",
+            "/api/v1/catalogs/lake/maintenance/remove-orphan-files",
+            Some(json!({"dry-run": true})),
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/maintenance/jobs",
+            "/api/v1/catalogs/lake/maintenance/jobs",
+            None,
+            ADMINS,
+        ),
+        // Allowed, it is answered as no such job (404), after authorization.
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/maintenance/jobs/{job}",
+            "/api/v1/catalogs/lake/maintenance/jobs/1700000000000-abcdef12",
+            None,
+            ADMINS,
+        ),
         // Allowed, it is refused as no bundle (400), after authorization.
         case(
             "POST",

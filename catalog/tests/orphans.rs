@@ -11,7 +11,7 @@ use apache_avro::types::Value as Avro;
 use apache_avro::{Codec, DeflateSettings, Schema as AvroSchema, Writer};
 use common::lake::*;
 use pangolin_catalog::iceberg::manifest;
-use pangolin_catalog::orphans::{SweepReport, SweepRequest};
+use pangolin_catalog::orphans::{Phase, SweepProgress, SweepReport, SweepRequest};
 
 const MANIFEST_LIST: &str = r#"{"type": "record", "name": "manifest_file", "fields": [
     {"name": "manifest_path", "type": "string", "field-id": 500},
@@ -327,14 +327,27 @@ async fn files_of_a_commit_that_lands_during_the_sweep_are_kept() {
     put(&orphan, b"orphan");
     backdate(&lake.root(), &[]);
 
+    let progress = Arc::new(SweepProgress::default());
     let plan = catalog
-        .plan_sweep(sweep_request(false).grace_ms, 100)
+        .plan_sweep(&sweep_request(false), progress.clone())
         .await
         .unwrap();
+    assert_eq!(progress.phase(), Phase::Listing);
+    assert_eq!(
+        SweepProgress::get(&progress.files_listed),
+        9,
+        "2 metadata files, 3 + 3 of two snapshots, 1 orphan"
+    );
     // The writer's commit lands between the listing and the deletes.
     let committed = append_with_files(catalog, &main(), "db.t", 2, &mut manifests).await;
     assert_eq!(committed, pending);
     let report = plan.finish(false).await.unwrap();
+    assert_eq!(progress.phase(), Phase::Done);
+    assert_eq!(SweepProgress::get(&progress.deleted), 1);
+    assert_eq!(
+        SweepProgress::get(&progress.referenced),
+        report.referenced as u64
+    );
 
     assert_eq!(orphan_names(&report), ["failed-write.parquet"]);
     assert!(!exists(&orphan));

@@ -191,23 +191,26 @@ pub(crate) fn parse_time(text: &str, now: Timestamp) -> Result<String> {
         ))
     };
     let age = trimmed.strip_suffix("ago").unwrap_or(trimmed).trim();
-    let digits = age.chars().take_while(char::is_ascii_digit).count();
-    let (number, unit) = age.split_at(digits);
-    let number: i64 = number.parse().map_err(|_| bad())?;
+    let span = parse_span(age).ok_or_else(bad)?;
+    let time = now.checked_sub(span).map_err(|_| bad())?;
+    Ok(time.to_string())
+}
+
+/// A span of time as people write it: `30m`, `2h`, `3d`, `1w`, `2 days`.
+pub(crate) fn parse_span(text: &str) -> Option<SignedDuration> {
+    let text = text.trim();
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    let number: i64 = number.parse().ok()?;
     let seconds = match unit.trim() {
         "s" | "sec" | "secs" | "second" | "seconds" => 1,
         "m" | "min" | "mins" | "minute" | "minutes" => 60,
         "h" | "hour" | "hours" => 3600,
         "d" | "day" | "days" => 86_400,
         "w" | "week" | "weeks" => 7 * 86_400,
-        _ => return Err(bad()),
+        _ => return None,
     };
-    let span = number
-        .checked_mul(seconds)
-        .map(SignedDuration::from_secs)
-        .ok_or_else(bad)?;
-    let time = now.checked_sub(span).map_err(|_| bad())?;
-    Ok(time.to_string())
+    number.checked_mul(seconds).map(SignedDuration::from_secs)
 }
 
 #[cfg(test)]

@@ -1,13 +1,21 @@
-//! `pangolin maintenance expire`: snapshot expiry on a branch.
+//! `pangolin maintenance`: snapshot expiry on a branch, the sweep of orphan files (a job the
+//! command follows until it ends) and the catalog's maintenance jobs.
+
+use std::io::IsTerminal;
+use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::Answer;
 use crate::context::Context;
-use crate::error::Result;
-use crate::log::parse_time;
+use crate::error::{CliError, Result};
+use crate::log::{parse_span, parse_time};
 use crate::output::{Cell, Table};
 use crate::profile::GlobalArgs;
+
+/// How often a followed job is asked how far it got.
+const POLL: Duration = Duration::from_millis(500);
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct MaintenanceArgs {
@@ -19,6 +27,54 @@ pub(crate) struct MaintenanceArgs {
 enum MaintenanceCommand {
     /// Expire old snapshots of every table on a branch, in one commit there.
     Expire(ExpireArgs),
+    /// Delete the files no table or view in the catalog's history references.
+    Orphans(OrphansArgs),
+    /// List the catalog's maintenance jobs, or show one.
+    Jobs(JobsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(
+    &[
+        "pangolin maintenance orphans --dry-run",
+        "pangolin maintenance orphans --grace 7d",
+        "pangolin maintenance orphans --no-wait --json",
+    ],
+    "Every commit that a branch, a tag or a ref log reaches keeps the files of its tables:\n\
+     metadata files, manifest lists, manifests, data and delete files, statistics. Only the\n\
+     folders the catalog named after its tables and views are listed, and only files last\n\
+     modified longer ago than the grace period go. The sweep runs as a job on the server;\n\
+     this command follows it and prints its progress (--no-wait: print the job and return;\n\
+     see `pangolin maintenance jobs`). Needs the right to manage the catalog.",
+))]
+pub(crate) struct OrphansArgs {
+    #[command(flatten)]
+    global: GlobalArgs,
+    /// Only files older than this may go: 3d when absent, at least 1h.
+    #[arg(long, value_name = "AGE")]
+    grace: Option<String>,
+    /// Show what would go; delete nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Name at most this many orphans one by one (all are counted).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Start the job and print it; do not follow it.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(
+    &["pangolin maintenance jobs", "pangolin maintenance jobs 1764770000000-0a1b2c3d"],
+    "A job's state is running, succeeded, failed, or abandoned when the server running it\n\
+     stopped before it ended.",
+))]
+pub(crate) struct JobsArgs {
+    #[command(flatten)]
+    global: GlobalArgs,
+    /// Show this job, with its progress or its result.
+    job: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -51,7 +107,14 @@ pub(crate) struct ExpireArgs {
 }
 
 pub(crate) async fn run(args: MaintenanceArgs) -> Result<()> {
-    let MaintenanceCommand::Expire(args) = args.command;
+    match args.command {
+        MaintenanceCommand::Expire(args) => expire(args).await,
+        MaintenanceCommand::Orphans(args) => orphans(args).await,
+        MaintenanceCommand::Jobs(args) => jobs(args).await,
+    }
+}
+
+async fn expire(args: ExpireArgs) -> Result<()> {
     let ctx = Context::new(&args.global)?;
     let older_than = args
         .older_than
@@ -106,4 +169,201 @@ pub(crate) async fn run(args: MaintenanceArgs) -> Result<()> {
         None => println!("Nothing to expire in the {read} tables on {branch}."),
     }
     Ok(())
+}
+
+async fn orphans(args: OrphansArgs) -> Result<()> {
+    let ctx = Context::new(&args.global)?;
+    let grace_ms = args
+        .grace
+        .as_deref()
+        .map(|text| {
+            parse_span(text)
+                .and_then(|span| u64::try_from(span.as_millis()).ok())
+                .ok_or_else(|| {
+                    CliError::usage(format!("`{text}` is not an age: use 90m, 12h, 3d or 1w"))
+                })
+        })
+        .transpose()?;
+    let request = ctx
+        .client
+        .request(Method::POST, &["maintenance", "remove-orphan-files"])
+        .json(json!({
+            "grace-period-ms": grace_ms,
+            "dry-run": args.dry_run,
+            "limit": args.limit,
+        }));
+    let mut answer = ctx.client.call(&request).await?;
+    if args.no_wait {
+        if ctx.json {
+            return ctx.print_answer(&answer);
+        }
+        println!(
+            "Started job {}: follow it with `pangolin maintenance jobs {}`.",
+            job_id(&answer.body),
+            job_id(&answer.body)
+        );
+        return Ok(());
+    }
+    let id = job_id(&answer.body).to_owned();
+    let terminal = !ctx.json && std::io::stderr().is_terminal();
+    let mut last = String::new();
+    while answer.body["state"] == "running" {
+        tokio::time::sleep(POLL).await;
+        answer = ctx
+            .client
+            .call(
+                &ctx.client
+                    .request(Method::GET, &["maintenance", "jobs", &id]),
+            )
+            .await?;
+        let line = progress_line(&answer.body["progress"]);
+        if terminal && line != last {
+            eprint!("\r{line}\x1b[K");
+            last = line;
+        }
+    }
+    if !last.is_empty() {
+        eprintln!();
+    }
+    if ctx.json {
+        ctx.print_answer(&answer)?;
+    } else {
+        print_job(&ctx, &answer.body);
+    }
+    match answer.body["state"].as_str() {
+        Some("succeeded") => Ok(()),
+        _ => Err(CliError::server(format!(
+            "job {id} {}: {}",
+            answer.body["state"].as_str().unwrap_or("?"),
+            answer.body["error"]
+                .as_str()
+                .unwrap_or("see the server's log")
+        ))),
+    }
+}
+
+async fn jobs(args: JobsArgs) -> Result<()> {
+    let ctx = Context::new(&args.global)?;
+    if let Some(id) = &args.job {
+        let answer = ctx
+            .client
+            .call(
+                &ctx.client
+                    .request(Method::GET, &["maintenance", "jobs", id]),
+            )
+            .await?;
+        if ctx.json {
+            return ctx.print_answer(&answer);
+        }
+        print_job(&ctx, &answer.body);
+        return Ok(());
+    }
+    let request = ctx.client.request(Method::GET, &["maintenance", "jobs"]);
+    let answer: Answer = ctx.client.call(&request).await?;
+    if ctx.json {
+        return ctx.print_answer(&answer);
+    }
+    let jobs = answer.body["jobs"].as_array().cloned().unwrap_or_default();
+    if jobs.is_empty() {
+        println!("No maintenance jobs.");
+        return Ok(());
+    }
+    let mut table = Table::with_header(&["JOB", "KIND", "STATE", "STARTED", "BY", "DRY RUN"]);
+    for job in &jobs {
+        table.row(vec![
+            Cell::new(job_id(job)),
+            Cell::new(job["kind"].as_str().unwrap_or("?")),
+            Cell::new(job["state"].as_str().unwrap_or("?")),
+            Cell::new(job["started-at"].as_str().unwrap_or("?")),
+            Cell::new(job["principal"].as_str().unwrap_or("?")),
+            Cell::new(if job["dry-run"] == true { "yes" } else { "no" }),
+        ]);
+    }
+    print!("{}", table.render(ctx.style, 0));
+    Ok(())
+}
+
+fn job_id(job: &Value) -> &str {
+    job["id"].as_str().unwrap_or("?")
+}
+
+/// One line of a job's progress: its phase and what it counted so far.
+fn progress_line(progress: &Value) -> String {
+    let count = |name: &str| progress[name].as_u64().unwrap_or(0);
+    format!(
+        "{}: {} objects, {} metadata files, {} manifests read; {} files referenced; {} listed; {} deleted",
+        progress["phase"].as_str().unwrap_or("?"),
+        count("objects-read"),
+        count("metadata-files-read"),
+        count("manifests-read"),
+        count("referenced-files"),
+        count("files-listed"),
+        count("deleted"),
+    )
+}
+
+fn print_job(ctx: &Context, job: &Value) {
+    let state = job["state"].as_str().unwrap_or("?");
+    println!(
+        "Job {} ({}, {}{}) started {} by {}.",
+        job_id(job),
+        job["kind"].as_str().unwrap_or("?"),
+        state,
+        if job["dry-run"] == true {
+            ", dry run"
+        } else {
+            ""
+        },
+        job["started-at"].as_str().unwrap_or("?"),
+        job["principal"].as_str().unwrap_or("?"),
+    );
+    let result = &job["result"];
+    if !result.is_object() {
+        if let Some(error) = job["error"].as_str() {
+            println!("Failed: {error}");
+        } else {
+            println!("{}", progress_line(&job["progress"]));
+        }
+        return;
+    }
+    let count = |name: &str| result[name].as_u64().unwrap_or(0);
+    let orphans = result["orphans"].as_array().cloned().unwrap_or_default();
+    if !orphans.is_empty() {
+        let mut table = Table::with_header(&["FILE", "BYTES", "MODIFIED"]);
+        for file in &orphans {
+            table.row(vec![
+                Cell::new(file["location"].as_str().unwrap_or("?")),
+                Cell::new(file["size"].to_string()),
+                Cell::new(file["modified-at"].as_str().unwrap_or("?")),
+            ]);
+        }
+        print!("{}", table.render(ctx.style, 0));
+    }
+    for skipped in result["skipped"].as_array().into_iter().flatten() {
+        println!(
+            "Skipped {}: {}",
+            skipped["location"].as_str().unwrap_or("?"),
+            skipped["reason"].as_str().unwrap_or("?")
+        );
+    }
+    let listed_more = count("orphan-files") > orphans.len() as u64;
+    println!(
+        "Read {} objects, {} metadata files, {} manifest lists and {} manifests; {} files referenced.",
+        count("objects-read"),
+        count("metadata-files-read"),
+        count("manifest-lists-read"),
+        count("manifests-read"),
+        count("referenced-files"),
+    );
+    println!(
+        "Listed {} files in {} folders: {} orphans ({} bytes){}, {} newer than {} kept; {} deleted.",
+        count("files-listed"),
+        count("directories-swept"),
+        count("orphan-files"),
+        count("orphan-bytes"),
+        if listed_more { ", the first shown" } else { "" },
+        count("too-recent"),
+        result["cutoff"].as_str().unwrap_or("?"),
+        count("deleted"),
+    );
 }

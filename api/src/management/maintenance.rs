@@ -1,20 +1,39 @@
-//! Maintenance of a catalog's tables: snapshot expiry on one branch.
+//! Maintenance of a catalog's tables: snapshot expiry on one branch, and the sweep of orphan
+//! files as a job.
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
 use pangolin_catalog::iceberg::expire::Retention;
 use pangolin_catalog::maintenance::ExpireError;
+use pangolin_catalog::orphans::SweepRequest;
 use pangolin_refs::{RefName, Reference};
 use pangolin_store::Timestamp;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
-use super::open;
+use super::jobs::{self, JobView};
+use super::{open, page_size};
 use crate::error::ApiError;
-use crate::extract::PathParams;
+use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
 use crate::security::Caller;
 use crate::state::AppState;
+
+/// The grace period of a sweep when the request names none, as the reference
+/// implementation's orphan removal: 3 days.
+pub const DEFAULT_GRACE_MS: u64 = 3 * 24 * 3600 * 1000;
+
+/// The shortest grace period a sweep accepts: a writer's files are unreferenced until its
+/// commit lands, and a shorter grace would race slow writers.
+pub const MIN_GRACE_MS: u64 = 3600 * 1000;
+
+/// Orphans a sweep's result names one by one, unless the request says otherwise (all are
+/// counted).
+pub const DEFAULT_SHOWN: usize = 1000;
+
+/// The most orphans a sweep's result names one by one.
+pub const MAX_SHOWN: usize = 10_000;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -127,4 +146,124 @@ pub async fn expire_snapshots(
             .collect(),
         commit: report.commit.map(|c| c.to_hex()),
     }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct OrphansRequest {
+    /// Only files last modified at least this long before the sweep began may go (3 days
+    /// when absent; at least an hour).
+    #[serde(default)]
+    pub grace_period_ms: Option<u64>,
+    /// Report what would go; delete nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// How many orphans the result names one by one (1000 when absent, at most 10000); all
+    /// are counted.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Starts a sweep of the files no table or view in the catalog's history references: every
+/// commit a branch, tag or ref log reaches keeps its files. Only the folders the catalog
+/// named after its tables and views are listed, and only files older than the grace period
+/// go. Answers at once with the job; follow it at `maintenance/jobs/{job}`.
+#[utoipa::path(post, path = "/api/v1/catalogs/{catalog}/maintenance/remove-orphan-files",
+    tag = "maintenance", params(("catalog" = String, Path)), request_body = OrphansRequest,
+    responses((status = 202, body = JobView),
+        (status = 400, description = "a grace period under an hour, a limit over 10000, or a catalog without a warehouse")))]
+pub async fn remove_orphan_files(
+    State(state): State<AppState>,
+    PathParams(catalog): PathParams<String>,
+    JsonBody(request): JsonBody<OrphansRequest>,
+) -> Result<(StatusCode, Json<JobView>), ApiError> {
+    let catalog = open(&state, &catalog).await?;
+    let grace_ms = request.grace_period_ms.unwrap_or(DEFAULT_GRACE_MS);
+    if grace_ms < MIN_GRACE_MS {
+        return Err(ApiError::bad_request(format!(
+            "`grace-period-ms` must be at least {MIN_GRACE_MS} (an hour): files of writers \
+             whose commits have not landed yet are unreferenced until then"
+        )));
+    }
+    let shown = request.limit.unwrap_or(DEFAULT_SHOWN);
+    if shown > MAX_SHOWN {
+        return Err(ApiError::bad_request(format!(
+            "`limit` must be at most {MAX_SHOWN}"
+        )));
+    }
+    if catalog.warehouse().is_err() {
+        return Err(ApiError::bad_request(format!(
+            "catalog `{}` has no warehouse: it has no files to sweep",
+            catalog.name()
+        )));
+    }
+    let job = jobs::start_sweep(
+        state.security.clone(),
+        state.store.clone(),
+        catalog,
+        Caller::current_name(),
+        SweepRequest {
+            grace_ms: i64::try_from(grace_ms).unwrap_or(i64::MAX),
+            dry_run: request.dry_run,
+            shown,
+        },
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(job)))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobList {
+    pub jobs: Vec<JobView>,
+    #[serde(rename = "next-page-token", skip_serializing_if = "Option::is_none")]
+    pub next_page_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct JobListParams {
+    #[serde(rename = "pageToken")]
+    page_token: Option<String>,
+    #[serde(rename = "pageSize")]
+    page_size: Option<usize>,
+}
+
+/// The catalog's maintenance jobs, oldest first.
+#[utoipa::path(get, path = "/api/v1/catalogs/{catalog}/maintenance/jobs", tag = "maintenance",
+    params(("catalog" = String, Path), JobListParams),
+    responses((status = 200, body = JobList)))]
+pub async fn list_jobs(
+    State(state): State<AppState>,
+    PathParams(catalog): PathParams<String>,
+    QueryParams(params): QueryParams<JobListParams>,
+) -> Result<Json<JobList>, ApiError> {
+    let catalog = open(&state, &catalog).await?;
+    let limit = page_size(params.page_size)?.min(jobs::MAX_PAGE);
+    let after = params.page_token.as_deref().filter(|t| !t.is_empty());
+    let (jobs, next) = jobs::list(
+        state.store.as_ref(),
+        catalog.tenant(),
+        catalog.name(),
+        after,
+        limit,
+    )
+    .await?;
+    Ok(Json(JobList {
+        jobs,
+        next_page_token: next,
+    }))
+}
+
+/// One maintenance job: its progress while it runs, its result or error once it ended.
+#[utoipa::path(get, path = "/api/v1/catalogs/{catalog}/maintenance/jobs/{job}", tag = "maintenance",
+    params(("catalog" = String, Path), ("job" = String, Path)),
+    responses((status = 200, body = JobView), (status = 404, description = "no such job")))]
+pub async fn get_job(
+    State(state): State<AppState>,
+    PathParams((catalog, job)): PathParams<(String, String)>,
+) -> Result<Json<JobView>, ApiError> {
+    let catalog = open(&state, &catalog).await?;
+    Ok(Json(
+        jobs::get(state.store.as_ref(), catalog.tenant(), catalog.name(), &job).await?,
+    ))
 }

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod bundle;
 pub mod catalogs;
 pub mod history;
+pub mod jobs;
 pub mod maintenance;
 pub mod merge;
 pub mod openapi;
@@ -68,6 +69,18 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/catalogs/{catalog}/maintenance/expire-snapshots",
             post(maintenance::expire_snapshots),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/maintenance/remove-orphan-files",
+            post(maintenance::remove_orphan_files),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/maintenance/jobs",
+            get(maintenance::list_jobs),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/maintenance/jobs/{job}",
+            get(maintenance::get_job),
         )
         .route("/api/v1/audit", get(audit::query))
         .route("/api/v1/audit/verify", get(audit::verify_chain))

@@ -411,6 +411,24 @@ pub static ROUTES: &[Route] = &[
         Path(ManageCatalogs, Catalog),
     ),
     route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/maintenance/remove-orphan-files",
+        "catalog.remove-orphan-files",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/maintenance/jobs",
+        "catalog.list-jobs",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/maintenance/jobs/{job}",
+        "catalog.get-job",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
         "GET",
         "/api/v1/audit",
         "audit.query",

@@ -15,6 +15,7 @@ use crate::catalog::Catalog;
 use crate::iceberg::io::IoError;
 use crate::iceberg::manifest;
 use crate::iceberg::{FileIo, TableMetadata, ViewMetadata};
+use crate::orphans::SweepProgress;
 use crate::reach::{self, Reach, ReachError};
 
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +74,12 @@ impl Marks {
 
     /// Walks what history holds now, beyond what was walked before, and marks the files of
     /// every table and view metadata file met for the first time.
-    pub async fn extend(&mut self, catalog: &Catalog, io: &FileIo) -> Result<(), MarkError> {
+    pub async fn extend(
+        &mut self,
+        catalog: &Catalog,
+        io: &FileIo,
+        progress: &SweepProgress,
+    ) -> Result<(), MarkError> {
         let store = catalog.store().as_ref();
         let repo = catalog.odb().repo();
         for (reference, head) in reach::all_refs(store, repo)
@@ -94,6 +100,7 @@ impl Marks {
                 break;
             }
             self.objects_read += batch.len() as u64;
+            progress.add(&progress.objects_read, batch.len());
             for (_, object) in &batch {
                 let Object::Tree(node) = object else { continue };
                 let NodeView::Leaf { entries } = node.view() else {
@@ -123,19 +130,27 @@ impl Marks {
             "history walked"
         );
         for location in std::mem::take(&mut self.pending_tables) {
+            let before = (self.metadata_files_read, self.manifests_read);
             self.mark_table(io, &location).await?;
-            if self.metadata_files_read.is_multiple_of(100) {
-                tracing::info!(
-                    metadata_files = self.metadata_files_read,
-                    manifests = self.manifests_read,
-                    marked = self.marked.len(),
-                    "marking"
-                );
-            }
+            progress.add(
+                &progress.metadata_files_read,
+                (self.metadata_files_read - before.0) as usize,
+            );
+            progress.add(
+                &progress.manifests_read,
+                (self.manifests_read - before.1) as usize,
+            );
+            progress.set(&progress.referenced, self.marked.len());
         }
         for location in std::mem::take(&mut self.pending_views) {
+            let before = self.metadata_files_read;
             self.mark_view(io, &location).await?;
+            progress.add(
+                &progress.metadata_files_read,
+                (self.metadata_files_read - before) as usize,
+            );
         }
+        progress.set(&progress.referenced, self.marked.len());
         Ok(())
     }
 

@@ -14,6 +14,9 @@
 //! [`Warehouse::default_location`]: crate::warehouse::Warehouse::default_location
 
 pub mod mark;
+pub mod progress;
+
+use std::sync::Arc;
 
 use pangolin_store::Timestamp;
 
@@ -21,6 +24,7 @@ use crate::catalog::Catalog;
 use crate::iceberg::IoError;
 use crate::iceberg::io::StoredFile;
 pub use mark::{Directory, MarkError, Marks};
+pub use progress::{Phase, SweepProgress};
 
 /// Files deleted in one request to the store.
 const DELETE_BATCH: usize = 1000;
@@ -89,6 +93,7 @@ pub struct SweepPlan<'a> {
     candidates: Vec<(String, Vec<StoredFile>)>,
     report: SweepReport,
     shown: usize,
+    progress: Arc<SweepProgress>,
 }
 
 impl Catalog {
@@ -98,27 +103,29 @@ impl Catalog {
         &self,
         request: SweepRequest,
     ) -> Result<SweepReport, SweepError> {
-        self.plan_sweep(request.grace_ms, request.shown)
+        self.plan_sweep(&request, Arc::default())
             .await?
             .finish(request.dry_run)
             .await
     }
 
-    /// Marks every file the catalog's history references and lists its folders.
+    /// Marks every file the catalog's history references and lists its folders, counting
+    /// what it does in `progress`. `request.dry_run` is for [`SweepPlan::finish`].
     #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.tenant(), catalog = %self.name()))]
     pub async fn plan_sweep(
         &self,
-        grace_ms: i64,
-        shown: usize,
+        request: &SweepRequest,
+        progress: Arc<SweepProgress>,
     ) -> Result<SweepPlan<'_>, SweepError> {
         let warehouse = self
             .warehouse_ref()
             .ok_or_else(|| SweepError::NoWarehouse(self.name().to_owned()))?;
         let io = warehouse.io.as_ref();
         let started_ms = Timestamp::now().as_millis();
-        let cutoff_ms = started_ms.saturating_sub(grace_ms.max(0));
+        let cutoff_ms = started_ms.saturating_sub(request.grace_ms.max(0));
         let mut marks = Marks::default();
-        marks.extend(self, io).await?;
+        progress.enter(Phase::Marking);
+        marks.extend(self, io, &progress).await?;
 
         let mut report = SweepReport {
             started_ms,
@@ -141,10 +148,12 @@ impl Catalog {
                 None => swept.push(directory),
             }
         }
+        progress.enter(Phase::Listing);
         let mut candidates: Vec<(String, Vec<StoredFile>)> = Vec::new();
         for directory in &swept {
             let files = io.list_files(&directory.location).await?;
             report.files_listed += files.len();
+            progress.add(&progress.files_listed, files.len());
             let mut orphans = Vec::new();
             for file in files {
                 if marks.is_marked(&file.location) {
@@ -170,7 +179,8 @@ impl Catalog {
             marks,
             candidates,
             report,
-            shown,
+            shown: request.shown,
+            progress,
         })
     }
 }
@@ -186,13 +196,15 @@ impl SweepPlan<'_> {
             mut candidates,
             mut report,
             shown,
+            progress,
         } = self;
         let io = catalog
             .warehouse_ref()
             .ok_or_else(|| SweepError::NoWarehouse(catalog.name().to_owned()))?
             .io
             .as_ref();
-        marks.extend(catalog, io).await?;
+        progress.enter(Phase::Remarking);
+        marks.extend(catalog, io, &progress).await?;
         for (location, orphans) in &mut candidates {
             let damaged = marks
                 .directories
@@ -214,12 +226,15 @@ impl SweepPlan<'_> {
         report.orphan_files = all.len();
         report.orphan_bytes = all.iter().map(|f| f.size).sum();
         report.orphans = all.into_iter().take(shown).cloned().collect();
+        progress.add(&progress.orphans, report.orphan_files);
         if !dry_run {
+            progress.enter(Phase::Deleting);
             for (_, orphans) in &candidates {
                 for batch in orphans.chunks(DELETE_BATCH) {
                     let locations: Vec<String> = batch.iter().map(|f| f.location.clone()).collect();
                     io.delete_files(&locations).await?;
                     report.deleted += locations.len();
+                    progress.add(&progress.deleted, locations.len());
                     tracing::info!(
                         deleted = report.deleted,
                         of = report.orphan_files,
@@ -235,6 +250,7 @@ impl SweepPlan<'_> {
             skipped = report.skipped.len(),
             "orphan files swept"
         );
+        progress.enter(Phase::Done);
         Ok(report)
     }
 }

@@ -303,6 +303,34 @@ class Versioning(_Resource):
         path = f"{self._base}/maintenance/expire-snapshots"
         return self._send(Call("POST", path, json=body, read=_reader(m.ExpireResult)))
 
+    @operation("POST /api/v1/catalogs/{catalog}/maintenance/remove-orphan-files")
+    def remove_orphan_files(
+        self,
+        *,
+        grace_period_ms: Optional[int] = None,
+        dry_run: bool = False,
+        limit: Optional[int] = None,
+    ) -> m.Job:
+        """Starts a sweep of the files nothing in the catalog's history references (only
+        files older than the grace period, 3 days by default, go); answers with the job as
+        started: follow it with `maintenance_job(job.id)` until it is no longer running."""
+        body = _options(grace_period_ms=grace_period_ms, limit=limit)
+        if dry_run:
+            body["dry-run"] = True
+        path = f"{self._base}/maintenance/remove-orphan-files"
+        return self._send(Call("POST", path, json=body, read=_reader(m.Job)))
+
+    @operation("GET /api/v1/catalogs/{catalog}/maintenance/jobs")
+    def maintenance_jobs(self) -> Iterator[m.Job]:
+        """The catalog's maintenance jobs, oldest first."""
+        return self._t.pages(self._pages("/maintenance/jobs", "jobs", m.Job, {}))
+
+    @operation("GET /api/v1/catalogs/{catalog}/maintenance/jobs/{job}")
+    def maintenance_job(self, job_id: str) -> m.Job:
+        """One maintenance job, with its progress or its result."""
+        path = f"{self._base}/maintenance/jobs/{_seg(job_id)}"
+        return self._send(Call("GET", path, read=_reader(m.Job)))
+
 
 def _filters(**params: Any) -> Dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}

@@ -134,6 +134,56 @@ class ExpireResult(Model):
     commit: Optional[str] = None
 
 
+class Orphan(Model):
+    """A file no table or view in the catalog's history references."""
+
+    location: str
+    size: int
+    modified_at: datetime
+
+
+class SweepResult(Model):
+    """What a sweep of orphan files found and did: `orphans` names the first of
+    `orphan_files`; `deleted` is 0 in a dry run."""
+
+    cutoff: datetime
+    objects_read: int
+    metadata_files_read: int
+    manifest_lists_read: int
+    manifests_read: int
+    referenced_files: int
+    directories_swept: int
+    skipped: List[Dict[str, str]] = []
+    files_listed: int
+    too_recent: int
+    orphan_files: int
+    orphan_bytes: int
+    orphans: List[Orphan] = []
+    deleted: int
+
+
+class Job(Model):
+    """A maintenance job: `state` is `running`, `succeeded`, `failed` or `abandoned` (its
+    server stopped); `progress` counts what it did so far, `result` what it did in the end."""
+
+    id: str
+    kind: str
+    catalog: str
+    principal: str
+    state: str
+    dry_run: bool
+    started_at: datetime
+    updated_at: datetime
+    finished_at: Optional[datetime] = None
+    progress: Dict[str, Any] = {}
+    result: Optional[SweepResult] = None
+    error: Optional[str] = None
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+
 class ImportResult(Model):
     """What importing a bundle did."""
 

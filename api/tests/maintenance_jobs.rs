@@ -1,0 +1,208 @@
+#![allow(clippy::unwrap_used)]
+//! The orphan-file sweep as a job: started by one request (202), followed by others until it
+//! ends, its result and its audit event; bad requests are refused before anything starts.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use axum::http::{Method, StatusCode};
+use common::{TestApp, call};
+use serde_json::{Value, json};
+
+const SWEEP: &str = "/api/v1/catalogs/lake/maintenance/remove-orphan-files";
+
+/// Creates table `db.t`; its location on disk.
+async fn table(app: &axum::Router) -> PathBuf {
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake/namespaces",
+        Some(json!({"namespace": ["db"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let schema = json!({"type": "struct", "fields": [
+        {"id": 1, "name": "id", "required": false, "type": "long"}]});
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake/namespaces/db/tables",
+        Some(json!({"name": "t", "schema": schema})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let location = body["metadata"]["location"].as_str().unwrap();
+    PathBuf::from(location.strip_prefix("file://").unwrap())
+}
+
+/// Sets every file under `dir` two hours back.
+fn backdate(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            backdate(&path);
+        } else {
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(SystemTime::now() - Duration::from_secs(7200))
+                .unwrap();
+        }
+    }
+}
+
+/// Starts a sweep with `body`; the job as started.
+async fn start(app: &axum::Router, body: Value) -> Value {
+    let (status, job) = call(app, Method::POST, SWEEP, Some(body)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    assert_eq!(job["state"], "running");
+    assert_eq!(job["kind"], "remove-orphan-files");
+    job
+}
+
+/// Follows job `id` until it ends.
+async fn ended(app: &axum::Router, id: &str) -> Value {
+    let uri = format!("/api/v1/catalogs/lake/maintenance/jobs/{id}");
+    for _ in 0..500 {
+        let (status, job) = call(app, Method::GET, &uri, None).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        if job["state"] != "running" {
+            return job;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("job {id} did not end");
+}
+
+#[tokio::test]
+async fn a_sweep_job_reports_then_deletes_the_orphans() {
+    let test = TestApp::new().await;
+    let app = &test.app;
+    let location = table(app).await;
+    let orphan = location.join("data/failed-write.parquet");
+    std::fs::create_dir_all(orphan.parent().unwrap()).unwrap();
+    std::fs::write(&orphan, b"orphan").unwrap();
+    backdate(test.dir.path());
+
+    let dry = start(app, json!({"dry-run": true, "grace-period-ms": 3_600_000})).await;
+    assert_eq!(dry["dry-run"], true);
+    let dry = ended(app, dry["id"].as_str().unwrap()).await;
+    assert_eq!(dry["state"], "succeeded", "{dry}");
+    let result = &dry["result"];
+    assert_eq!(result["orphan-files"], 1, "{dry}");
+    assert_eq!(result["orphan-bytes"], 6);
+    assert_eq!(result["deleted"], 0);
+    assert_eq!(result["directories-swept"], 1);
+    assert!(
+        result["orphans"][0]["location"]
+            .as_str()
+            .unwrap()
+            .ends_with("/data/failed-write.parquet"),
+        "{dry}"
+    );
+    assert_eq!(dry["progress"]["phase"], "done");
+    assert!(dry["finished-at"].is_string());
+    assert!(orphan.exists(), "a dry run deletes nothing");
+
+    let job = start(app, json!({})).await;
+    let job = ended(app, job["id"].as_str().unwrap()).await;
+    assert_eq!(job["state"], "succeeded");
+    assert_eq!(
+        job["result"]["orphan-files"], 0,
+        "3 days of grace by default: {job}"
+    );
+    assert!(orphan.exists());
+
+    let job = start(app, json!({"grace-period-ms": 3_600_000})).await;
+    let job = ended(app, job["id"].as_str().unwrap()).await;
+    assert_eq!(job["result"]["deleted"], 1, "{job}");
+    assert_eq!(job["progress"]["deleted"], 1);
+    assert!(!orphan.exists());
+    let (status, _) = call(app, Method::GET, "/v1/lake/namespaces/db/tables/t", None).await;
+    assert_eq!(status, StatusCode::OK, "the table's own files are kept");
+
+    let (status, list) = call(
+        app,
+        Method::GET,
+        "/api/v1/catalogs/lake/maintenance/jobs?pageSize=2",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let jobs = list["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["id"], dry["id"], "oldest first");
+    let token = list["next-page-token"].as_str().unwrap();
+    let (_, rest) = call(
+        app,
+        Method::GET,
+        &format!("/api/v1/catalogs/lake/maintenance/jobs?pageToken={token}"),
+        None,
+    )
+    .await;
+    assert_eq!(rest["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(rest["jobs"][0]["id"], job["id"]);
+    assert!(rest.get("next-page-token").is_none());
+
+    let (_, audit) = call(app, Method::GET, "/api/v1/audit?page-size=1000", None).await;
+    let finished: Vec<&Value> = audit["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "catalog.remove-orphan-files.finished")
+        .collect();
+    assert_eq!(finished.len(), 3, "{audit}");
+    assert!(
+        finished
+            .iter()
+            .any(|e| e["details"]["deleted"] == "1" && e["details"]["job"] == job["id"]),
+        "{finished:?}"
+    );
+}
+
+#[tokio::test]
+async fn bad_sweep_requests_are_refused_before_anything_starts() {
+    let test = TestApp::new().await;
+    let app = &test.app;
+    for (body, says) in [
+        (json!({"grace-period-ms": 1000}), "at least"),
+        (json!({"limit": 1_000_000}), "at most"),
+        (json!({"dry-run": "yes"}), "dry-run"),
+        (json!({"older-than": "2026-01-01T00:00:00Z"}), "older-than"),
+    ] {
+        let (status, error) = call(app, Method::POST, SWEEP, Some(body.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{body}: {message}");
+    }
+    let (status, _) = call(
+        app,
+        Method::POST,
+        "/api/v1/catalogs/nope/maintenance/remove-orphan-files",
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (_, list) = call(
+        app,
+        Method::GET,
+        "/api/v1/catalogs/lake/maintenance/jobs",
+        None,
+    )
+    .await;
+    assert_eq!(list["jobs"], json!([]), "nothing started");
+    for id in ["1700000000000-abcdef12", "..%2F..%2Fx", "not-a-job"] {
+        let uri = format!("/api/v1/catalogs/lake/maintenance/jobs/{id}");
+        let (status, error) = call(app, Method::GET, &uri, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{id}: {error}");
+        assert_eq!(error["error"]["type"], "NoSuchJobException");
+    }
+    let (status, _) = call(
+        app,
+        Method::GET,
+        "/api/v1/catalogs/lake/maintenance/jobs?pageToken=bogus",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}

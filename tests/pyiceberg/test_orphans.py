@@ -1,0 +1,142 @@
+"""The sweep of orphan files against the real server, over files PyIceberg wrote: the files of
+a writer that died before its commit go, and so does a stray file; every snapshot that any commit of `main` or of
+a branch still holds is scanned afterwards, so a file that any of them needs and that the
+sweep took would fail the test. Expired snapshots stay readable at the commits before the
+expiry: nothing they read is swept."""
+
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+import uuid
+
+import pyarrow as pa
+import pytest
+import requests
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
+
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
+
+
+@pytest.fixture(autouse=True)
+def no_profiles(tmp_path, monkeypatch):
+    """The client reads no saved profile of whoever runs the tests."""
+    monkeypatch.setenv("PANGOLIN_CONFIG_DIR", str(tmp_path / "config"))
+
+
+def cli(server, *args):
+    done = subprocess.run(
+        [os.environ["PANGOLIN_BIN"], *args, "--server", server, "--catalog", "default"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def rows(*ids):
+    return pa.table({"id": pa.array(ids, pa.int64())})
+
+
+def local(location):
+    return pathlib.Path(location.removeprefix("file://"))
+
+
+def files_under(location):
+    return {p for p in local(location).rglob("*") if p.is_file()}
+
+
+def backdate(paths, seconds=2 * 3600):
+    past = datetime.datetime.now().timestamp() - seconds
+    for path in paths:
+        os.utime(path, (past, past))
+
+
+def sweep(server, *args):
+    job = json.loads(cli(server, "maintenance", "orphans", "--grace", "1h", "--json", *args))
+    assert job["state"] == "succeeded", job
+    return job["result"]
+
+
+def ours(result, location):
+    """The orphans of the sweep under the table's folder, as paths."""
+    root = local(location)
+    found = {local(o["location"]) for o in result["orphans"]}
+    return {p for p in found if root in p.parents}
+
+
+def commits(server, ref):
+    answer = requests.get(
+        f"{server}/api/v1/catalogs/default/log", params={"ref": ref, "pageSize": 1000}, timeout=30
+    )
+    assert answer.status_code == 200, answer.text
+    return [c["hash"] for c in answer.json()["commits"]]
+
+
+def scan_every_snapshot(server, ref, name):
+    """Scans every snapshot of the table at every commit of `ref` that holds it; how many."""
+    scanned = 0
+    for commit in commits(server, ref):
+        at = RestCatalog("pangolin", uri=server, warehouse=f"default@{ref}#{commit}")
+        try:
+            table = at.load_table(name)
+        except Exception:  # the commits before the table was created
+            continue
+        for snapshot in table.snapshots():
+            table.scan(snapshot_id=snapshot.snapshot_id).to_arrow()
+            scanned += 1
+    return scanned
+
+
+def test_a_sweep_takes_a_dead_writers_files_and_keeps_every_snapshot_readable(server_url):
+    rest = RestCatalog("pangolin", uri=server_url)
+    ns = f"o_{uuid.uuid4().hex[:8]}"
+    name = f"{ns}.events"
+    rest.create_namespace(ns)
+    table = rest.create_table(name, SCHEMA)
+    location = table.location()
+    for i in range(3):
+        table.append(rows(i))
+    table.overwrite(rows(10, 11))
+    dev = f"dev-{uuid.uuid4().hex[:8]}"
+    cli(server_url, "branch", "create", dev)
+    RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev}").load_table(name).append(rows(20))
+    future = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)).isoformat()
+    cli(server_url, "maintenance", "expire", "--older-than", future, "--retain-last", "1")
+    assert len(rest.load_table(name).snapshots()) == 1
+
+    # A writer that died before its commit: PyIceberg wrote the data file, the manifest and
+    # the manifest list, and nothing will ever reference them.
+    before = files_under(location)
+    rest.load_table(name).transaction().append(rows(99))
+    crashed = files_under(location) - before
+    assert {p.suffix for p in crashed} == {".parquet", ".avro"}, crashed
+    rest.load_table(name).append(rows(12))
+    stray = local(location) / "data" / "stray.parquet"
+    stray.write_bytes(b"not a table's file")
+    backdate(files_under(location))
+
+    dry = sweep(server_url, "--dry-run")
+    assert ours(dry, location) == crashed | {stray}
+    assert dry["deleted"] == 0
+    assert all(p.exists() for p in crashed | {stray}), "a dry run deletes nothing"
+
+    done = sweep(server_url)
+    assert ours(done, location) == crashed | {stray}
+    assert not any(p.exists() for p in crashed | {stray})
+
+    assert sorted(rest.load_table(name).scan().to_arrow().column("id").to_pylist()) == [10, 11, 12]
+    dev_table = RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev}").load_table(name)
+    assert sorted(dev_table.scan().to_arrow().column("id").to_pylist()) == [10, 11, 20]
+    # Every snapshot at every commit: three appends, an overwrite (a delete and an append in
+    # one commit), then the expiry (one left) and one more append; on dev, the first four
+    # commits and its own append.
+    assert scan_every_snapshot(server_url, "main", name) == 1 + 2 + 3 + 5 + 1 + 2
+    assert scan_every_snapshot(server_url, dev, name) == 1 + 2 + 3 + 5 + 6
+
+    again = sweep(server_url)
+    assert ours(again, location) == set()
