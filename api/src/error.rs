@@ -96,6 +96,7 @@ impl From<ResolveError> for ApiError {
             | ResolveError::NotACommit(_)
             | ResolveError::NotReachable { .. }
             | ResolveError::NotYetThere { .. }
+            | ResolveError::BeyondRetention { .. }
             | ResolveError::Prefix(pangolin_store::odb::ResolveError::Prefix(_))
             | ResolveError::TooShallow(_) => Self::bad_request(error.to_string()),
             ResolveError::Prefix(pangolin_store::odb::ResolveError::Backend(e))

@@ -15,6 +15,7 @@ use pangolin_store::{
 
 use crate::address::{RefSpec, Resolved};
 use crate::commit_queue::CommitQueues;
+use crate::retention::RetentionPolicy;
 use crate::store::Store;
 use crate::warehouse::Warehouse;
 
@@ -31,6 +32,8 @@ pub struct Catalog {
     odb: Odb,
     warehouse: Option<Warehouse>,
     commits: Arc<CommitQueues>,
+    /// `None`: every commit stays readable.
+    retention: Option<Arc<RetentionPolicy>>,
 }
 
 impl fmt::Debug for Catalog {
@@ -71,6 +74,16 @@ pub enum ResolveError {
     NotACommit(ObjectId),
     #[error("{reference} did not exist at {time}")]
     NotYetThere { reference: String, time: Timestamp },
+    #[error(
+        "{what} is older than this catalog keeps its history ({reference}: commits since {}); \
+         read a newer commit, or a branch or tag that points at it",
+        crate::address::rfc3339(*.since)
+    )]
+    BeyondRetention {
+        what: String,
+        reference: String,
+        since: Timestamp,
+    },
     #[error(transparent)]
     Prefix(#[from] PrefixError),
     #[error(transparent)]
@@ -127,6 +140,7 @@ impl Catalog {
             // A catalog opened alone chains only its own commits; a server shares one set of
             // queues between all the catalogs it opens (`with_commit_queues`).
             commits: Arc::new(CommitQueues::new()),
+            retention: None,
         })
     }
 
@@ -176,6 +190,17 @@ impl Catalog {
     pub fn with_warehouse(mut self, warehouse: Warehouse) -> Self {
         self.warehouse = Some(warehouse);
         self
+    }
+
+    /// The same catalog, keeping its history readable only as `policy` says.
+    pub fn with_retention(mut self, policy: Option<Arc<RetentionPolicy>>) -> Self {
+        self.retention = policy;
+        self
+    }
+
+    /// How long the catalog keeps its history readable; `None`: for ever.
+    pub fn retention(&self) -> Option<&RetentionPolicy> {
+        self.retention.as_deref()
     }
 
     /// The same catalog, grouping its commits with those of every catalog sharing `queues`.
@@ -237,6 +262,7 @@ impl Catalog {
                 if let (RefSpec::Named(_), Ok(prefix)) = (spec, HashPrefix::parse(name.as_str())) {
                     let commit = self.odb.resolve_prefix(&prefix).await?;
                     self.ensure_commit(commit).await?;
+                    self.check_retained_hash(commit).await?;
                     return Ok(Resolved {
                         commit,
                         writable_branch: None,
@@ -262,12 +288,23 @@ impl Catalog {
                         reference: spec.to_string(),
                     });
                 }
+                self.check_retained(spec, &reference, head, commit).await?;
                 Resolved {
                     commit,
                     writable_branch: None,
                 }
             }
             RefSpec::AtTime(_, time) => {
+                if let Some(policy) = &self.retention {
+                    let since = policy.cutoff(&reference, Timestamp::now());
+                    if *time < since {
+                        return Err(ResolveError::BeyondRetention {
+                            what: spec.to_string(),
+                            reference: reference.to_string(),
+                            since,
+                        });
+                    }
+                }
                 // Every move of a ref is in its log from its creation on, so no entry at or
                 // before the time means the ref did not exist then.
                 let entry = self.store.ref_log_at(repo, &reference, *time).await?;
@@ -283,10 +320,66 @@ impl Catalog {
                     writable_branch: None,
                 }
             }
-            RefSpec::Back(_, n) => Resolved {
-                commit: history::nth_ancestor(&self.odb, head, *n).await?,
-                writable_branch: None,
-            },
+            RefSpec::Back(_, n) => {
+                let commit = history::nth_ancestor(&self.odb, head, *n).await?;
+                self.check_retained(spec, &reference, head, commit).await?;
+                Resolved {
+                    commit,
+                    writable_branch: None,
+                }
+            }
+        })
+    }
+
+    /// Fails when `commit`, read through `reference` (at `head`), is older than the
+    /// reference's retention window. Heads are always retained.
+    async fn check_retained(
+        &self,
+        spec: &RefSpec,
+        reference: &Reference,
+        head: ObjectId,
+        commit: ObjectId,
+    ) -> Result<(), ResolveError> {
+        let Some(policy) = &self.retention else {
+            return Ok(());
+        };
+        if commit == head {
+            return Ok(());
+        }
+        let since = policy.cutoff(reference, Timestamp::now());
+        if self.odb.commit(&commit).await?.time < since {
+            return Err(ResolveError::BeyondRetention {
+                what: spec.to_string(),
+                reference: reference.to_string(),
+                since,
+            });
+        }
+        Ok(())
+    }
+
+    /// As [`check_retained`](Self::check_retained) for a bare hash: the catalog's own window,
+    /// unless some branch or tag points at the commit.
+    async fn check_retained_hash(&self, commit: ObjectId) -> Result<(), ResolveError> {
+        let Some(policy) = &self.retention else {
+            return Ok(());
+        };
+        let since = Timestamp::from_millis(
+            Timestamp::now()
+                .as_millis()
+                .saturating_sub(i64::try_from(policy.history_ms).unwrap_or(i64::MAX)),
+        );
+        if self.odb.commit(&commit).await?.time >= since {
+            return Ok(());
+        }
+        // Rare: only reads of old commits get here.
+        let heads = crate::reach::all_refs(self.store.as_ref(), self.odb.repo()).await?;
+        if heads.iter().any(|(_, head)| *head == commit) {
+            return Ok(());
+        }
+        Err(ResolveError::BeyondRetention {
+            what: commit.to_hex(),
+            reference: "the catalog".to_owned(),
+            since,
         })
     }
 

@@ -23,6 +23,7 @@ pub mod namespace;
 pub mod orphans;
 pub mod reach;
 pub mod ref_cache;
+pub mod retention;
 pub mod store;
 pub mod table;
 pub mod table_commit;

@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use pangolin_refs::{LogQuery, RefQuery, Reference};
-use pangolin_store::{BackendError, Object, ObjectId, ObjectStore, RawObject, RepoId};
+use pangolin_store::{BackendError, Object, ObjectId, ObjectStore, RawObject, RepoId, Timestamp};
 
 use crate::store::Store;
 
@@ -54,13 +54,13 @@ pub async fn all_refs(
     }
 }
 
-/// Every commit the log of `reference` says it pointed at, newest first: what `ref#<time>`
-/// can resolve to.
+/// Every commit the log of `reference` says it pointed at, with when it started to, newest
+/// first: what `ref#<time>` can resolve to.
 pub async fn logged_heads(
     store: &dyn Store,
     repo: &RepoId,
     reference: &Reference,
-) -> Result<Vec<ObjectId>, BackendError> {
+) -> Result<Vec<(ObjectId, Timestamp)>, BackendError> {
     let mut heads = Vec::new();
     let mut before = None;
     loop {
@@ -74,7 +74,11 @@ pub async fn logged_heads(
                 },
             )
             .await?;
-        heads.extend(entries.iter().filter_map(|e| e.new));
+        heads.extend(
+            entries
+                .iter()
+                .filter_map(|e| e.new.map(|new| (new, e.time))),
+        );
         match entries.last() {
             Some(last) if entries.len() == PAGE => before = Some(last.sequence),
             _ => return Ok(heads),

@@ -5,10 +5,11 @@
 //! commits share it, and each metadata file, manifest list and manifest once however many
 //! tables and snapshots name it: they are immutable, so their paths are memo keys.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use pangolin_refs::Reference;
 use pangolin_store::tree::NodeView;
-use pangolin_store::{Content, Object};
+use pangolin_store::{Content, Object, ObjectId, Timestamp};
 use serde_json::Value;
 
 use crate::catalog::Catalog;
@@ -39,8 +40,13 @@ pub struct Directory {
 }
 
 /// What the mark phase found so far; [`Marks::extend`] adds what history gained since.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Marks {
+    /// When the sweep began: retention windows end here.
+    now: Timestamp,
+    /// Retained commits walked, with the cutoff they were walked with.
+    commits: HashMap<ObjectId, i64>,
+    /// The tree nodes of retained commits.
     reach: Reach,
     /// Table and view metadata files met in history, not read yet.
     pending_tables: BTreeSet<String>,
@@ -63,7 +69,34 @@ pub struct Marks {
 /// How many missing files a directory keeps as examples.
 const MISSING_SHOWN: usize = 3;
 
+/// Commits read from the store at once.
+const BATCH: usize = 256;
+
 impl Marks {
+    /// Marks of a sweep that began at `now`.
+    pub fn new(now: Timestamp) -> Self {
+        Self {
+            now,
+            commits: HashMap::new(),
+            reach: Reach::default(),
+            pending_tables: BTreeSet::new(),
+            pending_views: BTreeSet::new(),
+            read: HashSet::new(),
+            marked: HashSet::new(),
+            directories: BTreeMap::new(),
+            missing_metadata: Vec::new(),
+            objects_read: 0,
+            metadata_files_read: 0,
+            manifest_lists_read: 0,
+            manifests_read: 0,
+        }
+    }
+
+    /// How many retained commits were walked.
+    pub fn commits(&self) -> usize {
+        self.commits.len()
+    }
+
     pub fn is_marked(&self, file_key: &str) -> bool {
         self.marked.contains(file_key)
     }
@@ -80,20 +113,9 @@ impl Marks {
         io: &FileIo,
         progress: &SweepProgress,
     ) -> Result<(), MarkError> {
+        self.walk_commits(catalog, progress).await?;
         let store = catalog.store().as_ref();
         let repo = catalog.odb().repo();
-        for (reference, head) in reach::all_refs(store, repo)
-            .await
-            .map_err(ReachError::from)?
-        {
-            self.reach.push(head);
-            for logged in reach::logged_heads(store, repo, &reference)
-                .await
-                .map_err(ReachError::from)?
-            {
-                self.reach.push(logged);
-            }
-        }
         loop {
             let batch = self.reach.next(store, repo).await?;
             if batch.is_empty() {
@@ -124,6 +146,7 @@ impl Marks {
             }
         }
         tracing::info!(
+            commits = self.commits.len(),
             objects = self.objects_read,
             tables = self.pending_tables.len(),
             views = self.pending_views.len(),
@@ -152,6 +175,82 @@ impl Marks {
         }
         progress.set(&progress.referenced, self.marked.len());
         Ok(())
+    }
+
+    /// Finds the retained commits not walked yet and queues their trees: every head of a
+    /// branch or tag, every commit a ref's log records within its window, and their ancestors
+    /// within the window (all of them without a policy). Ancestors are never newer than their
+    /// descendants, so a walk stops at the first commit past the window.
+    async fn walk_commits(
+        &mut self,
+        catalog: &Catalog,
+        progress: &SweepProgress,
+    ) -> Result<(), MarkError> {
+        let store = catalog.store().as_ref();
+        let repo = catalog.odb().repo();
+        let mut roots = Vec::new();
+        for (reference, head) in reach::all_refs(store, repo)
+            .await
+            .map_err(ReachError::from)?
+        {
+            let cutoff = self.cutoff(catalog, &reference);
+            let mut ids = vec![head];
+            for (logged, time) in reach::logged_heads(store, repo, &reference)
+                .await
+                .map_err(ReachError::from)?
+            {
+                if time.as_millis() >= cutoff {
+                    ids.push(logged);
+                }
+            }
+            roots.push((cutoff, ids));
+        }
+        // The longest window first, so a commit walked once needs no second walk.
+        roots.sort_by_key(|(cutoff, _)| *cutoff);
+        for (cutoff, ids) in roots {
+            let mut frontier: Vec<(ObjectId, bool)> =
+                ids.into_iter().map(|id| (id, true)).collect();
+            while !frontier.is_empty() {
+                let at = frontier.len().saturating_sub(BATCH);
+                let batch: Vec<(ObjectId, bool)> = frontier
+                    .split_off(at)
+                    .into_iter()
+                    .filter(|(id, _)| self.commits.get(id).is_none_or(|walked| *walked > cutoff))
+                    .collect();
+                if batch.is_empty() {
+                    continue;
+                }
+                let ids: Vec<ObjectId> = batch.iter().map(|(id, _)| *id).collect();
+                let found = store.get_many(repo, &ids).await.map_err(ReachError::from)?;
+                self.objects_read += ids.len() as u64;
+                progress.add(&progress.objects_read, ids.len());
+                for ((id, root), raw) in batch.into_iter().zip(found) {
+                    let raw = raw.ok_or(ReachError::Missing(id))?;
+                    let corrupt = |reason: String| ReachError::Corrupt { id, reason };
+                    let Object::Commit(commit) =
+                        Object::decode(&raw).map_err(|e| corrupt(e.to_string()))?
+                    else {
+                        return Err(
+                            corrupt("a ref or a parent names a tree node".to_owned()).into()
+                        );
+                    };
+                    if !root && commit.time.as_millis() < cutoff {
+                        continue;
+                    }
+                    self.commits.insert(id, cutoff);
+                    self.reach.push(commit.tree);
+                    frontier.extend(commit.parents.iter().map(|p| (*p, false)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The oldest commit time `reference`'s history keeps (`i64::MIN`: all of it).
+    fn cutoff(&self, catalog: &Catalog, reference: &Reference) -> i64 {
+        catalog.retention().map_or(i64::MIN, |policy| {
+            policy.cutoff(reference, self.now).as_millis()
+        })
     }
 
     fn mark(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {

@@ -123,7 +123,7 @@ impl Catalog {
         let io = warehouse.io.as_ref();
         let started_ms = Timestamp::now().as_millis();
         let cutoff_ms = started_ms.saturating_sub(request.grace_ms.max(0));
-        let mut marks = Marks::default();
+        let mut marks = Marks::new(Timestamp::from_millis(started_ms));
         progress.enter(Phase::Marking);
         marks.extend(self, io, &progress).await?;
 

@@ -7,6 +7,7 @@
     clippy::unwrap_used
 )]
 
+pub mod files;
 pub mod gated;
 pub mod lake;
 pub mod tenancy;
