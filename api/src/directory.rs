@@ -9,10 +9,12 @@
 //! version, so a changed warehouse gets fresh ones and an unchanged one keeps its cache.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use pangolin_catalog::Warehouse;
+use pangolin_catalog::retention::RetentionPolicy;
 use pangolin_catalog::tenancy::{GetCatalogError, GetWarehouseError, Tenancy};
 use parking_lot::Mutex;
 
@@ -24,6 +26,8 @@ type Key = (String, String);
 #[derive(Clone, Debug)]
 pub struct Bound {
     pub warehouse: Warehouse,
+    /// The catalog's retention policy, if it has one.
+    pub retention: Option<Arc<RetentionPolicy>>,
 }
 
 /// The catalogs of every tenant, cached. See the module docs.
@@ -109,6 +113,7 @@ impl CatalogDirectory {
             Err(other) => return Err(ApiError::internal(&other)),
         };
         let warehouse_name = record.warehouse.to_string();
+        let retention = record.retention.map(Arc::new);
         let stored = match self.tenancy.warehouse(tenant, &warehouse_name).await {
             Ok(stored) => stored,
             // A catalog whose warehouse vanished cannot be served; say so rather than 500.
@@ -129,6 +134,7 @@ impl CatalogDirectory {
         {
             return Ok(Some(Bound {
                 warehouse: warehouse.clone(),
+                retention,
             }));
         }
         let warehouse = stored
@@ -138,6 +144,9 @@ impl CatalogDirectory {
         self.warehouses
             .lock()
             .insert(key, (stored.version, warehouse.clone()));
-        Ok(Some(Bound { warehouse }))
+        Ok(Some(Bound {
+            warehouse,
+            retention,
+        }))
     }
 }

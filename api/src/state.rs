@@ -62,6 +62,7 @@ impl AppState {
         let bound = self.catalogs.resolve(&tenant, name).await?;
         let catalog = catalog
             .with_warehouse(bound.warehouse)
+            .with_retention(bound.retention)
             .with_commit_queues(self.commits.clone());
         let at = RefSpec::parse(at)
             .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;

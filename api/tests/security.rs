@@ -1116,6 +1116,28 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
         ),
         case(
             "GET",
+            "/api/v1/catalogs/{catalog}/retention",
+            "/api/v1/catalogs/lake/retention",
+            None,
+            ADMINS,
+        ),
+        // Allowed, it is refused as too short (400), after authorization.
+        case(
+            "PUT",
+            "/api/v1/catalogs/{catalog}/retention",
+            "/api/v1/catalogs/lake/retention",
+            Some(json!({"history-ms": 1})),
+            ADMINS,
+        ),
+        case(
+            "DELETE",
+            "/api/v1/catalogs/{catalog}/retention",
+            "/api/v1/catalogs/lake/retention",
+            None,
+            ADMINS,
+        ),
+        case(
+            "GET",
             "/api/v1/catalogs/{catalog}/maintenance/jobs",
             "/api/v1/catalogs/lake/maintenance/jobs",
             None,

@@ -85,7 +85,7 @@ impl fmt::Display for RefSpec {
         match self {
             Self::Named(n) => write!(f, "{n}"),
             Self::AtHash(n, h) => write!(f, "{n}#{h}"),
-            Self::AtTime(n, t) => write!(f, "{n}#{t}"),
+            Self::AtTime(n, t) => write!(f, "{n}#{}", rfc3339(*t)),
             Self::Back(n, k) => write!(f, "{n}~{k}"),
         }
     }

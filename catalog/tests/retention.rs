@@ -31,22 +31,8 @@ fn beyond(result: Result<pangolin_catalog::Resolved, ResolveError>) -> String {
     }
 }
 
-async fn tag(catalog: &Catalog, name: &str, at: ObjectId) {
-    let tx = Transaction {
-        updates: vec![RefUpdate {
-            reference: Reference::tag(RefName::new(name).unwrap()),
-            expected: Expected::Absent,
-            target: Target::Set(at),
-        }],
-        principal: "ana".into(),
-        message: "tag".into(),
-        time: Timestamp::now(),
-    };
-    catalog
-        .store()
-        .transact(catalog.odb().repo(), tx)
-        .await
-        .unwrap();
+fn tag_ref(name: &str) -> Reference {
+    Reference::tag(RefName::new(name).unwrap())
 }
 
 #[tokio::test]
@@ -54,7 +40,13 @@ async fn reads_older_than_a_window_are_refused_but_heads_and_tags_never() {
     let lake = lake().await;
     create(&lake.catalog, &main(), "db.t").await;
     let tagged = head(&lake.catalog, "main").await;
-    tag(&lake.catalog, "v1", tagged).await;
+    move_ref(
+        &lake.catalog,
+        tag_ref("v1"),
+        Expected::Absent,
+        Target::Set(tagged),
+    )
+    .await;
     new_branch(&lake.catalog, "keep/audit", "main").await;
     append(&lake.catalog, &main(), "db.t", 1, None, 1)
         .await
@@ -150,7 +142,14 @@ async fn a_sweep_frees_what_only_commits_past_the_window_referenced() {
         .await
         .unwrap();
     assert_eq!(expired.tables[0].expired, vec![1, 2]);
-    tag(catalog, "before-expiry", head(catalog, "main~1").await).await;
+    let before_expiry = head(catalog, "main~1").await;
+    move_ref(
+        catalog,
+        tag_ref("before-expiry"),
+        Expected::Absent,
+        Target::Set(before_expiry),
+    )
+    .await;
     backdate(&lake.root(), &[]);
     tokio::time::sleep(Duration::from_millis(20)).await;
 
@@ -167,21 +166,13 @@ async fn a_sweep_frees_what_only_commits_past_the_window_referenced() {
         .unwrap();
     assert_eq!(report.orphan_files, 0, "{:?}", report.orphans);
 
-    let untag = Transaction {
-        updates: vec![RefUpdate {
-            reference: Reference::tag(RefName::new("before-expiry").unwrap()),
-            expected: Expected::Any,
-            target: Target::Delete,
-        }],
-        principal: "ana".into(),
-        message: "untag".into(),
-        time: Timestamp::now(),
-    };
-    catalog
-        .store()
-        .transact(catalog.odb().repo(), untag)
-        .await
-        .unwrap();
+    move_ref(
+        &catalog,
+        tag_ref("before-expiry"),
+        Expected::Any,
+        Target::Delete,
+    )
+    .await;
     let report = catalog
         .sweep_orphan_files(sweep_request(false))
         .await

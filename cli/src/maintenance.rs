@@ -31,6 +31,34 @@ enum MaintenanceCommand {
     Orphans(OrphansArgs),
     /// List the catalog's maintenance jobs, or show one.
     Jobs(JobsArgs),
+    /// Show or set how long the catalog keeps its history readable.
+    Retention(RetentionArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(
+    &[
+        "pangolin maintenance retention",
+        "pangolin maintenance retention --history 30d --branch 'feature/*=7d'",
+        "pangolin maintenance retention --clear",
+    ],
+    "Within its window a commit can be read (main#<time>, main#<hash>, main~3) and keeps its\n\
+     tables' files from `maintenance orphans`; older commits are refused. Heads of branches\n\
+     and tags are always kept, whatever their age. --branch gives the branches a pattern\n\
+     matches (`*` matches anything) their own window; the first match wins.",
+))]
+pub(crate) struct RetentionArgs {
+    #[command(flatten)]
+    global: GlobalArgs,
+    /// Keep commits this long (at least 1h): 90d, 12w.
+    #[arg(long, value_name = "AGE", conflicts_with = "clear")]
+    history: Option<String>,
+    /// PATTERN=AGE: another window for the branches PATTERN matches (repeatable).
+    #[arg(long = "branch", value_name = "PATTERN=AGE", requires = "history")]
+    branches: Vec<String>,
+    /// Remove the policy: keep the whole history.
+    #[arg(long)]
+    clear: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -111,6 +139,7 @@ pub(crate) async fn run(args: MaintenanceArgs) -> Result<()> {
         MaintenanceCommand::Expire(args) => expire(args).await,
         MaintenanceCommand::Orphans(args) => orphans(args).await,
         MaintenanceCommand::Jobs(args) => jobs(args).await,
+        MaintenanceCommand::Retention(args) => retention(args).await,
     }
 }
 
@@ -171,19 +200,62 @@ async fn expire(args: ExpireArgs) -> Result<()> {
     Ok(())
 }
 
+/// An age as milliseconds.
+fn age_ms(text: &str) -> Result<u64> {
+    parse_span(text)
+        .and_then(|span| u64::try_from(span.as_millis()).ok())
+        .ok_or_else(|| CliError::usage(format!("`{text}` is not an age: use 90m, 12h, 3d or 1w")))
+}
+
+async fn retention(args: RetentionArgs) -> Result<()> {
+    let ctx = Context::new(&args.global)?;
+    let request = if args.clear {
+        ctx.client.request(Method::DELETE, &["retention"])
+    } else if let Some(history) = &args.history {
+        let mut branches = Vec::new();
+        for branch in &args.branches {
+            let (pattern, age) = branch.rsplit_once('=').ok_or_else(|| {
+                CliError::usage(format!("`{branch}` is not PATTERN=AGE (feature/*=7d)"))
+            })?;
+            branches.push(json!({"pattern": pattern, "history-ms": age_ms(age)?}));
+        }
+        ctx.client
+            .request(Method::PUT, &["retention"])
+            .json(json!({"history-ms": age_ms(history)?, "branches": branches}))
+    } else {
+        ctx.client.request(Method::GET, &["retention"])
+    };
+    let answer = ctx.client.call(&request).await?;
+    if ctx.json {
+        return ctx.print_answer(&answer);
+    }
+    let policy = &answer.body["retention"];
+    if policy.is_null() {
+        println!("The catalog keeps its whole history.");
+        return Ok(());
+    }
+    let age = |ms: &Value| {
+        let ms = ms.as_u64().unwrap_or(0);
+        if ms.is_multiple_of(86_400_000) {
+            format!("{}d", ms / 86_400_000)
+        } else {
+            format!("{}m", ms / 60_000)
+        }
+    };
+    println!("Commits stay readable for {}.", age(&policy["history-ms"]));
+    for branch in policy["branches"].as_array().into_iter().flatten() {
+        println!(
+            "Branches matching {}: {}.",
+            branch["pattern"].as_str().unwrap_or("?"),
+            age(&branch["history-ms"])
+        );
+    }
+    Ok(())
+}
+
 async fn orphans(args: OrphansArgs) -> Result<()> {
     let ctx = Context::new(&args.global)?;
-    let grace_ms = args
-        .grace
-        .as_deref()
-        .map(|text| {
-            parse_span(text)
-                .and_then(|span| u64::try_from(span.as_millis()).ok())
-                .ok_or_else(|| {
-                    CliError::usage(format!("`{text}` is not an age: use 90m, 12h, 3d or 1w"))
-                })
-        })
-        .transpose()?;
+    let grace_ms = args.grace.as_deref().map(age_ms).transpose()?;
     let request = ctx
         .client
         .request(Method::POST, &["maintenance", "remove-orphan-files"])

@@ -1,10 +1,17 @@
-"""Snapshot expiry through the CLI against the real server, read back with PyIceberg: the
-branch keeps the newest snapshots and every row, other branches and earlier commits keep
-every snapshot they had (and can still be scanned at them), a dry run changes nothing."""
+"""Maintenance against the real server, read back with PyIceberg.
+
+Snapshot expiry through the CLI: the branch keeps the newest snapshots and every row, other
+branches and earlier commits keep every snapshot they had (and can still be scanned at them), a
+dry run changes nothing. The sweep of orphan files, over files PyIceberg wrote: the files of a
+writer that died before its commit go, and so does a stray file; every snapshot that any commit
+of `main` or of a branch still holds is scanned afterwards, so a file that any of them needs
+and that the sweep took would fail the test. The retention policy, set through the CLI and the
+Python client, refuses reads before its window."""
 
 import datetime
 import json
 import os
+import pathlib
 import subprocess
 import uuid
 
@@ -29,7 +36,7 @@ def cli(server, *args):
         [os.environ["PANGOLIN_BIN"], *args, "--server", server, "--catalog", "default"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -81,3 +88,142 @@ def test_expiry_keeps_the_newest_snapshots_and_every_row_and_touches_no_other_br
 
     log = requests.get(f"{server_url}/api/v1/catalogs/default/log?ref=main&pageSize=1", timeout=30).json()
     assert log["commits"][0]["properties"]["operation"] == "expire-snapshots"
+
+
+def rows(*ids):
+    return pa.table({"id": pa.array(ids, pa.int64())})
+
+
+def local(location):
+    return pathlib.Path(location.removeprefix("file://"))
+
+
+def files_under(location):
+    return {p for p in local(location).rglob("*") if p.is_file()}
+
+
+def backdate(paths, seconds=2 * 3600):
+    past = datetime.datetime.now().timestamp() - seconds
+    for path in paths:
+        os.utime(path, (past, past))
+
+
+def sweep(server, *args):
+    job = json.loads(cli(server, "maintenance", "orphans", "--grace", "1h", "--json", *args))
+    assert job["state"] == "succeeded", job
+    return job["result"]
+
+
+def ours(result, location):
+    """The orphans of the sweep under the table's folder, as paths."""
+    root = local(location)
+    found = {local(o["location"]) for o in result["orphans"]}
+    return {p for p in found if root in p.parents}
+
+
+def commits(server, ref):
+    answer = requests.get(
+        f"{server}/api/v1/catalogs/default/log", params={"ref": ref, "pageSize": 1000}, timeout=30
+    )
+    assert answer.status_code == 200, answer.text
+    return [c["hash"] for c in answer.json()["commits"]]
+
+
+def scan_every_snapshot(server, ref, name):
+    """Scans every snapshot of the table at every commit of `ref` that holds it; how many."""
+    scanned = 0
+    for commit in commits(server, ref):
+        at = RestCatalog("pangolin", uri=server, warehouse=f"default@{ref}#{commit}")
+        try:
+            table = at.load_table(name)
+        except Exception:  # the commits before the table was created
+            continue
+        for snapshot in table.snapshots():
+            table.scan(snapshot_id=snapshot.snapshot_id).to_arrow()
+            scanned += 1
+    return scanned
+
+
+def test_a_sweep_takes_a_dead_writers_files_and_keeps_every_snapshot_readable(server_url):
+    rest = RestCatalog("pangolin", uri=server_url)
+    ns = f"o_{uuid.uuid4().hex[:8]}"
+    name = f"{ns}.events"
+    rest.create_namespace(ns)
+    table = rest.create_table(name, SCHEMA)
+    location = table.location()
+    for i in range(3):
+        table.append(rows(i))
+    table.overwrite(rows(10, 11))
+    dev = f"dev-{uuid.uuid4().hex[:8]}"
+    cli(server_url, "branch", "create", dev)
+    RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev}").load_table(name).append(rows(20))
+    future = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)).isoformat()
+    cli(server_url, "maintenance", "expire", "--older-than", future, "--retain-last", "1")
+    assert len(rest.load_table(name).snapshots()) == 1
+
+    # A writer that died before its commit: PyIceberg wrote the data file, the manifest and
+    # the manifest list, and nothing will ever reference them.
+    before = files_under(location)
+    rest.load_table(name).transaction().append(rows(99))
+    crashed = files_under(location) - before
+    assert {p.suffix for p in crashed} == {".parquet", ".avro"}, crashed
+    rest.load_table(name).append(rows(12))
+    stray = local(location) / "data" / "stray.parquet"
+    stray.write_bytes(b"not a table's file")
+    backdate(files_under(location))
+
+    dry = sweep(server_url, "--dry-run")
+    assert ours(dry, location) == crashed | {stray}
+    assert dry["deleted"] == 0
+    assert all(p.exists() for p in crashed | {stray}), "a dry run deletes nothing"
+
+    done = sweep(server_url)
+    assert ours(done, location) == crashed | {stray}
+    assert not any(p.exists() for p in crashed | {stray})
+
+    assert sorted(rest.load_table(name).scan().to_arrow().column("id").to_pylist()) == [10, 11, 12]
+    dev_table = RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev}").load_table(name)
+    assert sorted(dev_table.scan().to_arrow().column("id").to_pylist()) == [10, 11, 20]
+    # Every snapshot at every commit: three appends, an overwrite (a delete and an append in
+    # one commit), then the expiry (one left) and one more append; on dev, the first four
+    # commits and its own append.
+    assert scan_every_snapshot(server_url, "main", name) == 1 + 2 + 3 + 5 + 1 + 2
+    assert scan_every_snapshot(server_url, dev, name) == 1 + 2 + 3 + 5 + 6
+
+    again = sweep(server_url)
+    assert ours(again, location) == set()
+
+
+def test_a_retention_policy_refuses_reads_before_its_window(server_url):
+    try:
+        shown = cli(server_url, "maintenance", "retention", "--history", "2h", "--branch", "keep/*=3d")
+        assert shown.splitlines() == ["Commits stay readable for 120m.", "Branches matching keep/*: 3d."]
+        policy = json.loads(cli(server_url, "maintenance", "retention", "--json"))["retention"]
+        assert policy == {"history-ms": 7_200_000, "branches": [{"pattern": "keep/*", "history-ms": 259_200_000}]}
+        with pytest.raises(Exception, match="2020-01-01T00:00:00Z is older than this catalog keeps its history"):
+            RestCatalog("pangolin", uri=server_url, warehouse="default@main#2020-01-01T00:00:00Z").list_namespaces()
+        # The branch itself, and a moment ago, are read as before.
+        RestCatalog("pangolin", uri=server_url).list_namespaces()
+        moment = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)).isoformat()
+        RestCatalog("pangolin", uri=server_url, warehouse=f"default@main#{moment}").list_namespaces()
+    finally:
+        assert cli(server_url, "maintenance", "retention", "--clear").strip() == "The catalog keeps its whole history."
+
+
+def test_the_python_client_sets_and_clears_a_policy(secure_server):
+    from pangolin_client import BadRequestError, PangolinClient
+
+    with PangolinClient(secure_server.url, username="root", password=secure_server.root_password) as client:
+        assert client.retention() is None
+        try:
+            policy = client.set_retention(3_600_000, {"keep/*": 86_400_000})
+            assert policy.history_ms == 3_600_000
+            assert [(b.pattern, b.history_ms) for b in policy.branches] == [("keep/*", 86_400_000)]
+            assert client.retention() == policy
+            with pytest.raises(BadRequestError, match="older than this catalog keeps"):
+                client.get_ref("main#2020-01-01T00:00:00Z")
+            with pytest.raises(BadRequestError, match="at least"):
+                client.set_retention(1000)
+        finally:
+            client.clear_retention()
+        assert client.retention() is None

@@ -12,6 +12,7 @@ pub mod maintenance;
 pub mod merge;
 pub mod openapi;
 pub mod refs;
+pub mod retention;
 pub mod views;
 
 use axum::Router;
@@ -73,6 +74,12 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/catalogs/{catalog}/maintenance/remove-orphan-files",
             post(maintenance::remove_orphan_files),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/retention",
+            get(retention::get)
+                .put(retention::put)
+                .delete(retention::delete),
         )
         .route(
             "/api/v1/catalogs/{catalog}/maintenance/jobs",

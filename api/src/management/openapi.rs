@@ -9,7 +9,7 @@ use super::admin::{
     api_keys, catalogs as admin_catalogs, external, roles, service_users, tenants, tokens, users,
     warehouses,
 };
-use super::{audit, bundle, catalogs, history, maintenance, merge, refs, views};
+use super::{audit, bundle, catalogs, history, maintenance, merge, refs, retention, views};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -42,6 +42,9 @@ use super::{audit, bundle, catalogs, history, maintenance, merge, refs, views};
         maintenance::remove_orphan_files,
         maintenance::list_jobs,
         maintenance::get_job,
+        retention::get,
+        retention::put,
+        retention::delete,
         audit::query,
         audit::verify_chain,
         tenants::create,

@@ -418,6 +418,24 @@ pub static ROUTES: &[Route] = &[
     ),
     route(
         "GET",
+        "/api/v1/catalogs/{catalog}/retention",
+        "catalog.get-retention",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "PUT",
+        "/api/v1/catalogs/{catalog}/retention",
+        "catalog.set-retention",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/catalogs/{catalog}/retention",
+        "catalog.clear-retention",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
         "/api/v1/catalogs/{catalog}/maintenance/jobs",
         "catalog.list-jobs",
         Path(ManageCatalogs, Catalog),

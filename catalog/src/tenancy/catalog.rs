@@ -1,6 +1,7 @@
 //! Catalogs: a tenant's repositories, each bound to one of the tenant's warehouses.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use pangolin_records::ExpectedVersion;
 use pangolin_refs::{Expected, RefQuery, RefUpdate, Target, TransactError, Transaction};
@@ -13,6 +14,7 @@ use super::records::{self, Page, PutError, RecordsError, Versioned};
 use super::tenant::ListError;
 use super::warehouse::{RuntimeError, WarehouseRecord};
 use crate::catalog::{Catalog, CreateError};
+use crate::retention::RetentionPolicy;
 
 /// What serves a catalog.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -45,6 +47,9 @@ pub struct CatalogRecord {
     #[serde(default)]
     pub properties: BTreeMap<String, String>,
     pub created_at: Timestamp,
+    /// How long its history stays readable; for ever when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<RetentionPolicy>,
 }
 
 /// What a new catalog is made of.
@@ -103,6 +108,17 @@ pub enum GetCatalogError {
     /// Also for a catalog of another tenant: nothing says that it exists elsewhere.
     #[error("catalog `{catalog}` does not exist in tenant `{tenant}`")]
     NotFound { tenant: String, catalog: String },
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+}
+
+/// Why [`Tenancy::set_catalog_retention`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SetRetentionError {
+    #[error(transparent)]
+    Get(#[from] GetCatalogError),
+    #[error("invalid retention policy: {0}")]
+    Invalid(String),
     #[error(transparent)]
     Records(#[from] RecordsError),
 }
@@ -215,6 +231,7 @@ impl Tenancy {
             kind: new.kind,
             properties: new.properties,
             created_at: Timestamp::now(),
+            retention: None,
         };
         let version =
             match records::put(self.records(), &key, ExpectedVersion::Absent, &record).await {
@@ -287,6 +304,47 @@ impl Tenancy {
             })
     }
 
+    /// Sets (or, with `None`, removes) the retention policy of catalog `name` of `tenant`;
+    /// returns the record as written.
+    #[tracing::instrument(level = "debug", skip(self, policy))]
+    pub async fn set_catalog_retention(
+        &self,
+        tenant: &str,
+        name: &str,
+        policy: Option<RetentionPolicy>,
+    ) -> Result<CatalogRecord, SetRetentionError> {
+        if let Some(policy) = &policy {
+            policy.validate().map_err(SetRetentionError::Invalid)?;
+        }
+        let mut key = None;
+        for _ in 0..records::CAS_ATTEMPTS {
+            let current = self.resolve(tenant, name).await?;
+            let at = key.get_or_insert_with(|| {
+                records::catalog_key(&current.value.tenant, &current.value.name)
+            });
+            let record = CatalogRecord {
+                retention: policy.clone(),
+                ..current.value
+            };
+            match records::put(
+                self.records(),
+                at,
+                ExpectedVersion::Is(current.version),
+                &record,
+            )
+            .await
+            {
+                Ok(_) => return Ok(record),
+                Err(PutError::Mismatch { .. }) => continue,
+                Err(PutError::Records(e)) => return Err(e.into()),
+            }
+        }
+        Err(RecordsError::Contended {
+            key: key.map(|k| k.to_string()).unwrap_or_default(),
+        }
+        .into())
+    }
+
     /// The catalogs of `tenant` in name order, after `after`, at most `limit`.
     pub async fn list_catalogs(
         &self,
@@ -323,7 +381,8 @@ impl Tenancy {
             record.tenant.as_str(),
             record.name.as_str(),
         )?
-        .with_warehouse(runtime))
+        .with_warehouse(runtime)
+        .with_retention(record.retention.map(Arc::new)))
     }
 
     /// Deletes an empty catalog: its record and its `main` branch. Refused while `main` holds

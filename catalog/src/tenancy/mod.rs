@@ -31,7 +31,7 @@ use crate::store::Store;
 
 pub use catalog::{
     CatalogKind, CatalogRecord, CreateCatalogError, DeleteCatalogError, GetCatalogError,
-    NewCatalog, OpenCatalogError,
+    NewCatalog, OpenCatalogError, SetRetentionError,
 };
 pub use migrate::{DefaultOutcome, DefaultSetup, EnsureDefaultError};
 pub use name::{Name, NameError};

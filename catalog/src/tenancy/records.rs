@@ -140,8 +140,9 @@ pub(crate) async fn delete(
     Ok(records.delete_record(key, version).await?)
 }
 
-/// How often [`touch`] tries before it gives up on a record that keeps changing.
-const TOUCH_ATTEMPTS: usize = 32;
+/// How often a compare-and-swap of one record is tried before giving up on a record that keeps
+/// changing.
+pub(crate) const CAS_ATTEMPTS: usize = 32;
 
 /// Writes a record's value again, only to raise its version: a delete of the record that
 /// read the old version then fails its compare-and-swap. Returns `false` when the record is
@@ -150,7 +151,7 @@ pub(crate) async fn touch(
     records: &dyn RecordStore,
     key: &RecordKey,
 ) -> Result<bool, RecordsError> {
-    for _ in 0..TOUCH_ATTEMPTS {
+    for _ in 0..CAS_ATTEMPTS {
         let Some(record) = records.get_record(key).await? else {
             return Ok(false);
         };

@@ -168,19 +168,5 @@ pub fn exists(location: &str) -> bool {
 
 /// Moves branch `name` to `to` whatever it points at, as a reset does.
 pub async fn reset(catalog: &Catalog, name: &str, to: ObjectId) {
-    let tx = Transaction {
-        updates: vec![RefUpdate {
-            reference: branch(name),
-            expected: Expected::Any,
-            target: Target::Set(to),
-        }],
-        principal: "ana".into(),
-        message: "reset".into(),
-        time: Timestamp::now(),
-    };
-    catalog
-        .store()
-        .transact(catalog.odb().repo(), tx)
-        .await
-        .unwrap();
+    move_ref(catalog, branch(name), Expected::Any, Target::Set(to)).await;
 }

@@ -196,16 +196,16 @@ pub async fn head(catalog: &Catalog, at: &str) -> ObjectId {
     catalog.resolve(&spec(at)).await.unwrap().commit
 }
 
-/// Creates branch `name` at the head of `from`, through the store's ref transaction.
-pub async fn new_branch(catalog: &Catalog, name: &str, from: &str) {
+/// Moves `reference` to `target` if it is as `expected`, through the store's ref transaction.
+pub async fn move_ref(catalog: &Catalog, reference: Reference, expected: Expected, target: Target) {
     let tx = Transaction {
         updates: vec![RefUpdate {
-            reference: branch(name),
-            expected: Expected::Absent,
-            target: Target::Set(head(catalog, from).await),
+            reference,
+            expected,
+            target,
         }],
         principal: "ana".into(),
-        message: "branch".into(),
+        message: "move".into(),
         time: Timestamp::now(),
     };
     catalog
@@ -213,6 +213,12 @@ pub async fn new_branch(catalog: &Catalog, name: &str, from: &str) {
         .transact(catalog.odb().repo(), tx)
         .await
         .unwrap();
+}
+
+/// Creates branch `name` at the head of `from`.
+pub async fn new_branch(catalog: &Catalog, name: &str, from: &str) {
+    let head = head(catalog, from).await;
+    move_ref(catalog, branch(name), Expected::Absent, Target::Set(head)).await;
 }
 
 pub fn count_files(dir: &Path) -> usize {

@@ -303,6 +303,28 @@ class Versioning(_Resource):
         path = f"{self._base}/maintenance/expire-snapshots"
         return self._send(Call("POST", path, json=body, read=_reader(m.ExpireResult)))
 
+    @operation("GET /api/v1/catalogs/{catalog}/retention")
+    def retention(self) -> Optional[m.Retention]:
+        """The catalog's retention policy; None when it keeps its whole history."""
+        return self._send(Call("GET", f"{self._base}/retention", read=_retention))
+
+    @operation("PUT /api/v1/catalogs/{catalog}/retention")
+    def set_retention(
+        self, history_ms: int, branches: Optional[Dict[str, int]] = None
+    ) -> Optional[m.Retention]:
+        """Keeps the catalog's history readable for `history_ms` (at least an hour), and for
+        the branches matching each pattern of `branches` (in order) for its own window."""
+        body = {
+            "history-ms": history_ms,
+            "branches": [{"pattern": p, "history-ms": ms} for p, ms in (branches or {}).items()],
+        }
+        return self._send(Call("PUT", f"{self._base}/retention", json=body, read=_retention))
+
+    @operation("DELETE /api/v1/catalogs/{catalog}/retention")
+    def clear_retention(self) -> None:
+        """Removes the catalog's retention policy: it keeps its whole history again."""
+        return self._send(Call("DELETE", f"{self._base}/retention", read=_nothing))
+
     @operation("POST /api/v1/catalogs/{catalog}/maintenance/remove-orphan-files")
     def remove_orphan_files(
         self,
@@ -330,6 +352,11 @@ class Versioning(_Resource):
         """One maintenance job, with its progress or its result."""
         path = f"{self._base}/maintenance/jobs/{_seg(job_id)}"
         return self._send(Call("GET", path, read=_reader(m.Job)))
+
+
+def _retention(body: Dict[str, Any]) -> Optional[m.Retention]:
+    policy = body.get("retention")
+    return None if policy is None else m.Retention.model_validate(policy)
 
 
 def _filters(**params: Any) -> Dict[str, Any]:

@@ -134,6 +134,21 @@ class ExpireResult(Model):
     commit: Optional[str] = None
 
 
+class BranchRetention(Model):
+    """The window of the branches `pattern` matches (`*` matches any run of characters)."""
+
+    pattern: str
+    history_ms: int
+
+
+class Retention(Model):
+    """How long a catalog keeps its history readable (and its files from the sweep), in
+    milliseconds; heads of branches and tags are always kept."""
+
+    history_ms: int
+    branches: List[BranchRetention] = []
+
+
 class Orphan(Model):
     """A file no table or view in the catalog's history references."""
 
