@@ -192,6 +192,11 @@ def test_a_sweep_takes_a_dead_writers_files_and_keeps_every_snapshot_readable(se
 
     again = sweep(server_url)
     assert ours(again, location) == set()
+    # The same, as people read it; and the jobs the sweeps left.
+    said = cli(server_url, "maintenance", "orphans", "--grace", "1h", "--dry-run")
+    assert "succeeded, dry run" in said and " orphans (" in said and "; 0 deleted." in said, said
+    jobs = cli(server_url, "maintenance", "jobs")
+    assert jobs.count("remove-orphan-files") >= 4 and "succeeded" in jobs, jobs
 
 
 def test_a_retention_policy_refuses_reads_before_its_window(server_url):

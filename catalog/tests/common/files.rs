@@ -87,9 +87,12 @@ pub fn put(location: &str, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap();
 }
 
-/// Sets the modification time of every file under `dir` an hour back, but `except`.
+/// Sets the modification time of every file under `dir` (if any) an hour back, but `except`.
 pub fn backdate(dir: &Path, except: &[PathBuf]) {
-    for entry in std::fs::read_dir(dir).unwrap() {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
         let path = entry.unwrap().path();
         if path.is_dir() {
             backdate(&path, except);
