@@ -15,7 +15,7 @@ use pangolin_store::{Content, ContentKey, ObjectId, Timestamp};
 use crate::address::RefSpec;
 use crate::catalog::Catalog;
 use crate::commit::{CommitError, CommitMeta};
-use crate::iceberg::expire::{Retention, expired};
+use crate::iceberg::expire::{Retention, expired, expired_refs};
 use crate::iceberg::{TableRequirement, TableUpdate};
 use crate::namespace::ReadAtError;
 use crate::table::TableError;
@@ -32,6 +32,8 @@ pub struct TableExpiry {
     pub expired: Vec<i64>,
     /// The snapshots the table keeps.
     pub kept: usize,
+    /// The table's refs removed because they outlived their maximum age, in name order.
+    pub expired_refs: Vec<String>,
 }
 
 /// What a snapshot expiry did.
@@ -107,7 +109,8 @@ impl Catalog {
                 tables_read += 1;
                 let meta = &table.metadata;
                 let gone = expired(meta, now_ms, retention);
-                if gone.is_empty() {
+                let gone_refs = expired_refs(meta, now_ms);
+                if gone.is_empty() && gone_refs.is_empty() {
                     continue;
                 }
                 // A concurrent change to any of the table's refs (a rollback to a snapshot
@@ -125,11 +128,19 @@ impl Catalog {
                     key: key.clone(),
                     kept: meta.snapshots.len() - gone.len(),
                     expired: gone.clone(),
+                    expired_refs: gone_refs.clone(),
                 });
+                let mut updates: Vec<TableUpdate> = gone_refs
+                    .into_iter()
+                    .map(|ref_name| TableUpdate::RemoveSnapshotRef { ref_name })
+                    .collect();
+                if !gone.is_empty() {
+                    updates.push(TableUpdate::RemoveSnapshots { snapshot_ids: gone });
+                }
                 changes.push(TableChange {
                     key,
                     requirements,
-                    updates: vec![TableUpdate::RemoveSnapshots { snapshot_ids: gone }],
+                    updates,
                 });
             }
             match page.next_after {
@@ -148,16 +159,27 @@ impl Catalog {
             None
         } else {
             let expired: usize = tables.iter().map(|t| t.expired.len()).sum();
-            let meta = CommitMeta {
-                principal: principal.to_owned(),
-                message: format!(
+            let refs: usize = tables.iter().map(|t| t.expired_refs.len()).sum();
+            let message = if refs == 0 {
+                format!(
                     "expire {expired} snapshots of {} tables on {}",
                     tables.len(),
                     branch.name
-                ),
+                )
+            } else {
+                format!(
+                    "expire {expired} snapshots and {refs} refs of {} tables on {}",
+                    tables.len(),
+                    branch.name
+                )
+            };
+            let meta = CommitMeta {
+                principal: principal.to_owned(),
+                message,
                 properties: BTreeMap::from([
                     ("operation".to_owned(), "expire-snapshots".to_owned()),
                     ("expired-snapshots".to_owned(), expired.to_string()),
+                    ("expired-refs".to_owned(), refs.to_string()),
                 ]),
             };
             let (committed, _) = self.commit_tables(branch, changes, &meta).await?;

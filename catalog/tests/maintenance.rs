@@ -162,3 +162,39 @@ async fn expiry_of_a_missing_branch_is_refused() {
         .unwrap_err();
     assert!(error.to_string().contains("nope"), "{error}");
 }
+
+#[tokio::test]
+async fn refs_past_their_maximum_age_are_removed_with_what_only_they_kept() {
+    let lake = lake().await;
+    tables(&lake, 5).await;
+    let catalog = &lake.catalog;
+    let tag = update(
+        json!({"action": "set-snapshot-ref", "ref-name": "old", "type": "tag",
+        "snapshot-id": 1, "max-ref-age-ms": 1}),
+    );
+    catalog
+        .commit_table(&main(), &key("db.t"), vec![], vec![tag], &meta("tag"))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+
+    let report = expire(catalog, &main(), keep_last(2), false).await;
+    assert_eq!(
+        report.tables[0].expired,
+        vec![1, 2, 3],
+        "the tag no longer keeps 1"
+    );
+    assert_eq!(report.tables[0].expired_refs, ["old"]);
+    let landed = catalog.odb().commit(&report.commit.unwrap()).await.unwrap();
+    assert_eq!(
+        landed.message,
+        "expire 3 snapshots and 1 refs of 1 tables on main"
+    );
+    assert_eq!(landed.properties["expired-refs"], "1");
+    let loaded = catalog
+        .load_table(&spec("main"), &key("db.t"))
+        .await
+        .unwrap();
+    assert!(!loaded.metadata.refs.contains_key("old"));
+    assert!(loaded.metadata.refs.contains_key("main"));
+}

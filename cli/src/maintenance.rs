@@ -166,7 +166,7 @@ async fn expire(args: ExpireArgs) -> Result<()> {
     let body = &answer.body;
     let branch = body["branch"].as_str().unwrap_or("?");
     let tables = body["tables"].as_array().cloned().unwrap_or_default();
-    let mut table = Table::with_header(&["TABLE", "EXPIRED", "KEPT"]);
+    let mut table = Table::with_header(&["TABLE", "EXPIRED", "KEPT", "REFS REMOVED"]);
     let mut expired = 0;
     for t in &tables {
         let key: Vec<&str> = t["key"]
@@ -179,6 +179,17 @@ async fn expire(args: ExpireArgs) -> Result<()> {
             Cell::new(key.join(".")),
             Cell::new(count.to_string()),
             Cell::new(t["kept"].to_string()),
+            Cell::new(
+                t["expired-refs"]
+                    .as_array()
+                    .map(|refs| {
+                        refs.iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default(),
+            ),
         ]);
     }
     if !table.is_empty() {

@@ -61,6 +61,9 @@ pub struct TableExpiryView {
     /// Snapshot ids expired (or, in a dry run, that would be).
     pub expired: Vec<i64>,
     pub kept: usize,
+    /// The table's branches and tags removed because they outlived their `max-ref-age-ms`
+    /// (or the table's `history.expire.max-ref-age-ms`); never `main`.
+    pub expired_refs: Vec<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -142,6 +145,7 @@ pub async fn expire_snapshots(
                 key: t.key.elements().map(str::to_owned).collect(),
                 expired: t.expired,
                 kept: t.kept,
+                expired_refs: t.expired_refs,
             })
             .collect(),
         commit: report.commit.map(|c| c.to_hex()),

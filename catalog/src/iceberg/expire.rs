@@ -5,7 +5,10 @@
 //! ancestors, and every ancestor younger than its `max-snapshot-age-ms`, each taken from the
 //! ref or else from the table's `history.expire.*` properties (1 snapshot and 5 days when
 //! unset). Every tag keeps its snapshot. A snapshot no ref reaches is kept while it is younger
-//! than the cut-off. Everything else is expired. Removing snapshots from the metadata deletes
+//! than the cut-off. Everything else is expired. Before that, every ref but `main` whose
+//! snapshot is older than its `max-ref-age-ms` (the ref's own, else the table's
+//! `history.expire.max-ref-age-ms`; for ever when neither is set) is removed, and then keeps
+//! nothing. Removing snapshots from the metadata deletes
 //! no file; the files stay until a garbage collection finds nothing that still reads them.
 
 use std::collections::BTreeSet;
@@ -16,6 +19,10 @@ use super::metadata::{RefType, TableMetadata};
 pub const MAX_SNAPSHOT_AGE_MS: &str = "history.expire.max-snapshot-age-ms";
 /// Table property: how many of a branch's newest snapshots expiry always keeps.
 pub const MIN_SNAPSHOTS_TO_KEEP: &str = "history.expire.min-snapshots-to-keep";
+
+/// Table property: how old a ref's snapshot may get before expiry removes the ref (never
+/// `main`).
+pub const MAX_REF_AGE_MS: &str = "history.expire.max-ref-age-ms";
 
 /// The reference implementation's defaults for those properties.
 const DEFAULT_MAX_SNAPSHOT_AGE_MS: i64 = 5 * 24 * 60 * 60 * 1000;
@@ -32,7 +39,32 @@ pub struct Retention {
     pub retain_last: Option<u32>,
 }
 
-/// The ids of the snapshots of `meta` that expire at `now_ms`, in id order.
+/// The refs of `meta` that expire at `now_ms`, in name order: every ref but `main` whose
+/// snapshot is older than its maximum age, or is not in the table at all.
+pub fn expired_refs(meta: &TableMetadata, now_ms: i64) -> Vec<String> {
+    let table_max = meta
+        .properties
+        .get(MAX_REF_AGE_MS)
+        .and_then(|v| v.parse::<i64>().ok());
+    meta.refs
+        .iter()
+        .filter(|(name, _)| name.as_str() != MAIN)
+        .filter(|(_, r)| match meta.snapshot(r.snapshot_id) {
+            None => true,
+            Some(snapshot) => r
+                .max_ref_age_ms
+                .or(table_max)
+                .is_some_and(|age| now_ms.saturating_sub(snapshot.timestamp_ms) > age),
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// The table branch expiry never removes.
+const MAIN: &str = "main";
+
+/// The ids of the snapshots of `meta` that expire at `now_ms`, in id order. The refs that
+/// [`expired_refs`] names keep nothing.
 pub fn expired(meta: &TableMetadata, now_ms: i64, retention: &Retention) -> Vec<i64> {
     let property = |name: &str, default: i64| {
         meta.properties
@@ -47,9 +79,14 @@ pub fn expired(meta: &TableMetadata, now_ms: i64, retention: &Retention) -> Vec<
         || property(MIN_SNAPSHOTS_TO_KEEP, DEFAULT_MIN_SNAPSHOTS_TO_KEEP),
         i64::from,
     );
+    let gone_refs = expired_refs(meta, now_ms);
     let mut kept = BTreeSet::new();
     let mut reached = BTreeSet::new();
-    for reference in meta.refs.values() {
+    for (_, reference) in meta
+        .refs
+        .iter()
+        .filter(|(name, _)| !gone_refs.contains(name))
+    {
         match reference.kind {
             RefType::Tag => {
                 kept.insert(reference.snapshot_id);
@@ -180,6 +217,31 @@ mod tests {
             retain_last: None,
         };
         assert!(expire(&meta, keep_all).is_empty());
+    }
+
+    #[test]
+    fn refs_older_than_their_maximum_age_expire_but_main_never() {
+        let refs = json!({"refs": {
+            "old-tag": {"snapshot-id": 2, "type": "tag", "max-ref-age-ms": 3 * DAY},
+            "young-tag": {"snapshot-id": 9, "type": "tag", "max-ref-age-ms": 3 * DAY},
+            "audit": {"snapshot-id": 4, "type": "branch"},
+            "lost": {"snapshot-id": 77, "type": "tag"},
+            "main": {"snapshot-id": 10, "type": "branch", "max-ref-age-ms": 1},
+        }});
+        let meta = table(10, refs.clone());
+        // Without a table-wide maximum, `audit` lives; the tag whose snapshot is 8 days old
+        // and the tag of a snapshot the table does not have go.
+        assert_eq!(expired_refs(&meta, NOW), ["lost", "old-tag"]);
+        let everything_old = Retention {
+            older_than_ms: Some(NOW + 1),
+            retain_last: Some(1),
+        };
+        // main keeps 10, `young-tag` 9, `audit` 4: snapshot 2 is no tag's any more.
+        assert_eq!(expire(&meta, everything_old), vec![1, 2, 3, 5, 6, 7, 8]);
+        let mut with_table_max = refs;
+        with_table_max["properties"] = json!({MAX_REF_AGE_MS: (5 * DAY).to_string()});
+        let meta = table(10, with_table_max);
+        assert_eq!(expired_refs(&meta, NOW), ["audit", "lost", "old-tag"]);
     }
 
     #[test]
@@ -314,9 +376,11 @@ mod properties {
         #[test]
         fn expiry_keeps_what_refs_need_and_is_done_once((meta, retention) in cases()) {
             let gone: BTreeSet<i64> = expired(&meta, NOW, &retention).into_iter().collect();
+            let gone_refs = expired_refs(&meta, NOW);
+            prop_assert!(!gone_refs.contains(&"main".to_owned()));
             prop_assert!(meta.current_snapshot_id.is_none_or(|c| !gone.contains(&c)));
             let default_keep = i64::from(retention.retain_last.unwrap_or(1));
-            for r in meta.refs.values() {
+            for (_, r) in meta.refs.iter().filter(|(n, _)| !gone_refs.contains(n)) {
                 prop_assert!(!gone.contains(&r.snapshot_id), "a ref's own snapshot stays");
                 if r.kind == RefType::Branch {
                     let keep = r.min_snapshots_to_keep.map_or(default_keep, i64::from);
@@ -335,7 +399,9 @@ mod properties {
             // Applied, there is nothing left to expire.
             let mut after = meta.clone();
             after.snapshots.retain(|s| !gone.contains(&s.snapshot_id));
+            after.refs.retain(|n, _| !gone_refs.contains(n));
             prop_assert!(expired(&after, NOW, &retention).is_empty());
+            prop_assert!(expired_refs(&after, NOW).is_empty());
         }
     }
 }

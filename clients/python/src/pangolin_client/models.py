@@ -120,6 +120,7 @@ class TableExpiry(Model):
     key: List[str]
     expired: List[int]
     kept: int
+    expired_refs: List[str] = []
 
 
 class ExpireResult(Model):
