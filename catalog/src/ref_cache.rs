@@ -19,7 +19,7 @@ use pangolin_records::{
     RecordPage, RecordStore,
 };
 use pangolin_refs::{
-    LogQuery, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
+    LogQuery, Prune, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
     Transaction,
 };
 use pangolin_store::{
@@ -136,6 +136,39 @@ impl Publish for SoleWriterRefCache {
         let refs = refs_of(&tx);
         let result = self.inner.publish(repo, objects, tx, audit).await;
         self.forget(repo, &refs);
+        result
+    }
+}
+
+#[async_trait]
+impl Prune for SoleWriterRefCache {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+        self.inner.ref_moves(repo).await
+    }
+
+    async fn list_objects(
+        &self,
+        repo: &RepoId,
+        after: Option<ObjectId>,
+        limit: usize,
+    ) -> Result<Vec<ObjectId>, BackendError> {
+        self.inner.list_objects(repo, after, limit).await
+    }
+
+    async fn delete_objects(
+        &self,
+        repo: &RepoId,
+        moves: u64,
+        ids: &[ObjectId],
+    ) -> Result<bool, BackendError> {
+        self.inner.delete_objects(repo, moves, ids).await
+    }
+
+    async fn drop_repo(&self, repo: &RepoId) -> Result<(), BackendError> {
+        let result = self.inner.drop_repo(repo).await;
+        let mut heads = self.heads.lock();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        heads.retain(|(r, _), _| r != repo);
         result
     }
 }

@@ -1,11 +1,11 @@
 //! What the catalog needs from a backend.
 
 use pangolin_records::RecordStore;
-use pangolin_refs::{Publish, RefStore};
+use pangolin_refs::{Prune, Publish, RefStore};
 use pangolin_store::ObjectStore;
 
 /// Objects, refs, publishing both together, and versioned records (idempotency keys now;
 /// tenants, users and grants later).
-pub trait Store: ObjectStore + RefStore + Publish + RecordStore {}
+pub trait Store: ObjectStore + RefStore + Publish + Prune + RecordStore {}
 
-impl<T: ObjectStore + RefStore + Publish + RecordStore> Store for T {}
+impl<T: ObjectStore + RefStore + Publish + Prune + RecordStore> Store for T {}

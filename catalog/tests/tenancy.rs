@@ -16,7 +16,7 @@ use pangolin_catalog::tenancy::{
     WarehouseUpdate,
 };
 use pangolin_catalog::{Catalog, CommitMeta, RefSpec};
-use pangolin_refs::{Expected, RefName, RefUpdate, Reference, Target, Transaction};
+use pangolin_refs::{Expected, LogQuery, RefName, RefUpdate, Reference, Target, Transaction};
 use pangolin_store::{ContentKey, Timestamp};
 
 use common::tenancy::*;
@@ -509,6 +509,22 @@ async fn a_non_empty_catalog_cannot_be_deleted(f: Fixture) {
         &Name::new("catalog", "sales").unwrap(),
     );
     assert!(f.records().get_record(&key).await.unwrap().is_none());
+    // Its ref log and objects went with it: a catalog made later under the same name reads
+    // none of its hashes (not even from the shared cache).
+    let repo = catalog.odb().repo();
+    assert!(
+        f.store
+            .list_objects(repo, None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let log = LogQuery {
+        before: None,
+        limit: 10,
+    };
+    assert!(f.store.ref_log(repo, &main, log).await.unwrap().is_empty());
+    assert!(catalog.odb().commit(&head).await.is_err());
 }
 
 async fn ensure_default_adopts_the_existing_catalog_and_is_idempotent(f: Fixture) {

@@ -2,10 +2,12 @@
 //! once, and a ref log recording every move.
 
 pub mod name;
+pub mod prune;
 pub mod store;
 pub mod transaction;
 
 pub use name::{RefKind, RefName, RefNameError, Reference};
+pub use prune::Prune;
 pub use store::{LogQuery, Publish, RefPage, RefQuery, RefStore};
 pub use transaction::{
     Expected, InvalidTransaction, RefLogEntry, RefUpdate, Target, TransactError, Transaction,

@@ -57,6 +57,18 @@ impl ObjectCache {
         self.inner.insert((repo.clone(), id), object);
     }
 
+    /// Drops `ids` of `repo`: objects deleted from the store are not served from here either.
+    pub fn forget(&self, repo: &RepoId, ids: &[ObjectId]) {
+        for id in ids {
+            self.inner.remove(&(repo.clone(), *id));
+        }
+    }
+
+    /// Drops every object of `repo` (a deleted catalog's): one pass over the whole cache.
+    pub fn forget_repo(&self, repo: &RepoId) {
+        self.inner.retain(|(r, _), _| r != repo);
+    }
+
     pub fn len(&self) -> usize {
         self.inner.len()
     }

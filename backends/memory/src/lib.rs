@@ -3,6 +3,7 @@
 
 mod audit;
 mod objects;
+mod prune;
 mod records;
 mod refs;
 
@@ -58,5 +59,41 @@ impl fmt::Debug for MemoryBackend {
     }
 }
 
-/// Objects first, then the ref move: nothing is gained by doing both under one lock here.
-impl pangolin_refs::Publish for MemoryBackend {}
+/// Objects and the ref move under the repository's refs lock, which the object collector takes
+/// too: an object this publish found stored cannot be collected before its ref moves.
+#[async_trait::async_trait]
+impl pangolin_refs::Publish for MemoryBackend {
+    async fn publish(
+        &self,
+        repo: &RepoId,
+        objects: Vec<pangolin_store::RawObject>,
+        tx: pangolin_refs::Transaction,
+        audit: Vec<pangolin_records::AuditEvent>,
+    ) -> Result<Vec<pangolin_refs::RefLogEntry>, pangolin_refs::TransactError> {
+        use pangolin_records::AuditLog;
+
+        tx.validate()?;
+        let entries = {
+            let refs = self.repo_refs(repo);
+            let mut refs = refs.lock();
+            for update in &tx.updates {
+                pangolin_refs::Transaction::check(
+                    update,
+                    refs.heads.get(&update.reference).copied(),
+                )?;
+            }
+            {
+                let mut all = self.objects.write();
+                let map = all.entry(repo.clone()).or_default();
+                for object in objects {
+                    map.entry(object.id).or_insert(object);
+                }
+            }
+            refs.apply(tx)?
+        };
+        if !audit.is_empty() {
+            self.append_many(audit).await?;
+        }
+        Ok(entries)
+    }
+}

@@ -15,14 +15,14 @@ use crate::MemoryBackend;
 /// The refs of one repository and their log.
 #[derive(Debug, Default)]
 pub struct RepoRefs {
-    heads: BTreeMap<Reference, ObjectId>,
+    pub(crate) heads: BTreeMap<Reference, ObjectId>,
     /// Per ref, its entries in sequence order.
-    log: BTreeMap<Reference, Vec<RefLogEntry>>,
-    next_sequence: u64,
+    pub(crate) log: BTreeMap<Reference, Vec<RefLogEntry>>,
+    pub(crate) next_sequence: u64,
 }
 
 impl MemoryBackend {
-    fn repo_refs(&self, repo: &RepoId) -> Arc<Mutex<RepoRefs>> {
+    pub(crate) fn repo_refs(&self, repo: &RepoId) -> Arc<Mutex<RepoRefs>> {
         if let Some(refs) = self.refs.read().get(repo) {
             return refs.clone();
         }
@@ -80,39 +80,7 @@ impl RefStore for MemoryBackend {
         tx.validate()?;
         let refs = self.repo_refs(repo);
         let mut refs = refs.lock();
-        for update in &tx.updates {
-            Transaction::check(update, refs.heads.get(&update.reference).copied())?;
-        }
-        let mut written = Vec::with_capacity(tx.updates.len());
-        for update in tx.updates {
-            let old = refs.heads.get(&update.reference).copied();
-            let new = update.target.new_value();
-            match new {
-                Some(id) => refs.heads.insert(update.reference.clone(), id),
-                None => refs.heads.remove(&update.reference),
-            };
-            let previous_time = refs
-                .log
-                .get(&update.reference)
-                .and_then(|entries| entries.last())
-                .map_or(tx.time, |e| e.time);
-            let entry = RefLogEntry {
-                sequence: refs.next_sequence,
-                reference: update.reference.clone(),
-                old,
-                new,
-                principal: tx.principal.clone(),
-                message: tx.message.clone(),
-                time: tx.time.max(previous_time),
-            };
-            refs.next_sequence += 1;
-            refs.log
-                .entry(update.reference)
-                .or_default()
-                .push(entry.clone());
-            written.push(entry);
-        }
-        Ok(written)
+        refs.apply(tx)
     }
 
     async fn ref_log(
@@ -153,5 +121,45 @@ impl RefStore for MemoryBackend {
         // Times never decrease along one ref's log, so this is a binary search.
         let after = entries.partition_point(|e| e.time <= time);
         Ok(after.checked_sub(1).map(|i| entries[i].clone()))
+    }
+}
+
+impl RepoRefs {
+    /// Applies a validated transaction if every expectation holds.
+    pub(crate) fn apply(&mut self, tx: Transaction) -> Result<Vec<RefLogEntry>, TransactError> {
+        let refs = self;
+        for update in &tx.updates {
+            Transaction::check(update, refs.heads.get(&update.reference).copied())?;
+        }
+        let mut written = Vec::with_capacity(tx.updates.len());
+        for update in tx.updates {
+            let old = refs.heads.get(&update.reference).copied();
+            let new = update.target.new_value();
+            match new {
+                Some(id) => refs.heads.insert(update.reference.clone(), id),
+                None => refs.heads.remove(&update.reference),
+            };
+            let previous_time = refs
+                .log
+                .get(&update.reference)
+                .and_then(|entries| entries.last())
+                .map_or(tx.time, |e| e.time);
+            let entry = RefLogEntry {
+                sequence: refs.next_sequence,
+                reference: update.reference.clone(),
+                old,
+                new,
+                principal: tx.principal.clone(),
+                message: tx.message.clone(),
+                time: tx.time.max(previous_time),
+            };
+            refs.next_sequence += 1;
+            refs.log
+                .entry(update.reference)
+                .or_default()
+                .push(entry.clone());
+            written.push(entry);
+        }
+        Ok(written)
     }
 }

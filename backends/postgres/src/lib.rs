@@ -10,6 +10,7 @@
 mod audit;
 mod errors;
 mod objects;
+mod prune;
 mod records;
 mod refs;
 

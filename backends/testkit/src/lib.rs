@@ -7,19 +7,20 @@
 pub mod audit;
 pub mod crash;
 pub mod objects;
+pub mod prune;
 pub mod records;
 pub mod refs;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pangolin_records::{AuditLog, RecordStore};
-use pangolin_refs::{Publish, RefName, RefStore, Reference};
+use pangolin_refs::{Prune, Publish, RefName, RefStore, Reference};
 use pangolin_store::{ObjectId, ObjectKind, ObjectStore, RawObject, RepoId};
 
 /// A store the suite can run against: objects, refs, records and the audit log.
-pub trait Backend: ObjectStore + RefStore + Publish + RecordStore + AuditLog {}
+pub trait Backend: ObjectStore + RefStore + Publish + Prune + RecordStore + AuditLog {}
 
-impl<T: ObjectStore + RefStore + Publish + RecordStore + AuditLog> Backend for T {}
+impl<T: ObjectStore + RefStore + Publish + Prune + RecordStore + AuditLog> Backend for T {}
 
 /// A repository id no other test uses.
 pub fn fresh_repo() -> RepoId {
@@ -83,6 +84,10 @@ macro_rules! conformance_tests {
             refs::racing_writers_lose_no_update,
             refs::transactions_on_different_refs_do_not_conflict,
             refs::publishing_stores_the_objects_with_the_ref_move,
+            prune::listing_objects_pages_in_id_order,
+            prune::deletes_apply_only_while_no_ref_moved,
+            prune::publishes_racing_deletes_keep_their_objects,
+            prune::dropping_a_repository_removes_everything_of_it,
             records::creating_requires_the_record_to_be_absent,
             records::updates_compare_and_swap_the_version,
             records::deletes_need_the_current_version,

@@ -10,7 +10,7 @@ use pangolin_store::{ObjectId, RepoId, Timestamp};
 
 use crate::{Backend, branch, commit_id, fresh_repo, tag};
 
-fn tx(updates: Vec<RefUpdate>, time: i64) -> Transaction {
+pub(crate) fn tx(updates: Vec<RefUpdate>, time: i64) -> Transaction {
     Transaction {
         updates,
         principal: "tester".into(),
@@ -19,7 +19,7 @@ fn tx(updates: Vec<RefUpdate>, time: i64) -> Transaction {
     }
 }
 
-fn update(reference: &Reference, expected: Expected, target: Target) -> RefUpdate {
+pub(crate) fn update(reference: &Reference, expected: Expected, target: Target) -> RefUpdate {
     RefUpdate {
         reference: reference.clone(),
         expected,

@@ -388,7 +388,7 @@ impl Tenancy {
     /// Deletes an empty catalog: its record and its `main` branch. Refused while `main` holds
     /// any namespace, table or view, and while the catalog has any other branch or tag, so no
     /// content is ever dropped by this call (there is no `force`: empty the catalog first).
-    /// The repository's objects stay in the store, unreachable from any ref.
+    /// Its ref log and objects are deleted with it.
     #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, catalog = %name))]
     pub async fn delete_catalog(
         &self,
@@ -455,6 +455,11 @@ impl Tenancy {
                     },
                 })?;
         }
+        // The ref log and every object go too, so a catalog created later under the same
+        // name starts empty: no old hash resolves in it. Done before the record goes, so a
+        // failure here leaves a catalog to delete again rather than unreachable leftovers.
+        self.store.drop_repo(&repo).await?;
+        self.cache.forget_repo(&repo);
         let key = records::catalog_key(&record.value.tenant, &name);
         match records::delete(self.records(), &key, record.version).await {
             Ok(()) => Ok(()),

@@ -1,5 +1,5 @@
-//! A store whose publishes wait at a gate, so a test can hold a commit between planning and
-//! landing while other work goes on.
+//! A store whose publishes (and object deletes) wait at gates, so a test can hold a commit
+//! between planning and landing, or a collection before it deletes, while other work goes on.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,7 +12,7 @@ use pangolin_records::{
     RecordPage, RecordStore,
 };
 use pangolin_refs::{
-    LogQuery, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
+    LogQuery, Prune, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
     Transaction,
 };
 use pangolin_store::{
@@ -25,6 +25,9 @@ pub struct Gated {
     pub inner: Arc<MemoryBackend>,
     pub gate: Semaphore,
     pub publishes: AtomicUsize,
+    /// Object deletes wait for a permit of their own.
+    pub delete_gate: Semaphore,
+    pub deletes: AtomicUsize,
 }
 
 impl Gated {
@@ -33,6 +36,8 @@ impl Gated {
             inner,
             gate: Semaphore::new(0),
             publishes: AtomicUsize::new(0),
+            delete_gate: Semaphore::new(0),
+            deletes: AtomicUsize::new(0),
         }
     }
 }
@@ -86,6 +91,37 @@ impl RefStore for Gated {
         time: Timestamp,
     ) -> Result<Option<RefLogEntry>, BackendError> {
         self.inner.ref_log_at(repo, reference, time).await
+    }
+}
+
+#[async_trait]
+impl Prune for Gated {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+        self.inner.ref_moves(repo).await
+    }
+
+    async fn list_objects(
+        &self,
+        repo: &RepoId,
+        after: Option<ObjectId>,
+        limit: usize,
+    ) -> Result<Vec<ObjectId>, BackendError> {
+        self.inner.list_objects(repo, after, limit).await
+    }
+
+    async fn delete_objects(
+        &self,
+        repo: &RepoId,
+        moves: u64,
+        ids: &[ObjectId],
+    ) -> Result<bool, BackendError> {
+        self.deletes.fetch_add(1, Ordering::SeqCst);
+        self.delete_gate.acquire().await.unwrap().forget();
+        self.inner.delete_objects(repo, moves, ids).await
+    }
+
+    async fn drop_repo(&self, repo: &RepoId) -> Result<(), BackendError> {
+        self.inner.drop_repo(repo).await
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod audit;
 mod objects;
+mod prune;
 mod records;
 mod refs;
 

@@ -1,0 +1,120 @@
+//! Deleting unreachable objects and whole repositories. Writes are serialized, so a delete
+//! that finds the newest ref-log entry unchanged cannot interleave with a publish.
+
+use async_trait::async_trait;
+use pangolin_refs::Prune;
+use pangolin_store::{BackendError, ObjectId, RepoId};
+use sqlx::Row;
+
+use crate::{SqliteBackend, classify};
+
+/// Ids per `DELETE ... IN (...)`.
+const DELETE_CHUNK: usize = 500;
+
+async fn ref_moves(conn: &mut sqlx::SqliteConnection, repo: &RepoId) -> Result<u64, BackendError> {
+    const OP: &str = "prune.ref_moves";
+    let row = sqlx::query("SELECT coalesce(max(sequence), 0) AS moves FROM ref_log WHERE repo = ?")
+        .bind(repo.as_str())
+        .fetch_one(conn)
+        .await
+        .map_err(|e| classify(OP, e))?;
+    let moves: i64 = row.try_get("moves").map_err(|e| classify(OP, e))?;
+    Ok(crate::to_u64(moves))
+}
+
+#[async_trait]
+impl Prune for SqliteBackend {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+        let mut conn = self
+            .pool()
+            .acquire()
+            .await
+            .map_err(|e| classify("prune.ref_moves", e))?;
+        ref_moves(&mut conn, repo).await
+    }
+
+    async fn list_objects(
+        &self,
+        repo: &RepoId,
+        after: Option<ObjectId>,
+        limit: usize,
+    ) -> Result<Vec<ObjectId>, BackendError> {
+        const OP: &str = "prune.list_objects";
+        let after = after.map(|id| id.as_bytes().to_vec());
+        let rows = sqlx::query(
+            "SELECT id FROM objects WHERE repo = ? AND (? IS NULL OR id > ?) ORDER BY id LIMIT ?",
+        )
+        .bind(repo.as_str())
+        .bind(after.clone())
+        .bind(after)
+        .bind(crate::to_i64(limit as u64))
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| classify(OP, e))?;
+        rows.iter()
+            .map(|row| {
+                let raw: Vec<u8> = row.try_get("id").map_err(|e| classify(OP, e))?;
+                <[u8; 32]>::try_from(raw)
+                    .map(ObjectId::from_bytes)
+                    .map_err(|_| {
+                        BackendError::new(
+                            pangolin_store::BackendErrorKind::Corrupt,
+                            OP,
+                            "stored object has an id that is not 32 bytes",
+                        )
+                    })
+            })
+            .collect()
+    }
+
+    async fn delete_objects(
+        &self,
+        repo: &RepoId,
+        moves: u64,
+        ids: &[ObjectId],
+    ) -> Result<bool, BackendError> {
+        const OP: &str = "prune.delete_objects";
+        let mut write = self.begin_write(OP).await?;
+        let result = async {
+            if ref_moves(&mut write.tx, repo).await? != moves {
+                return Ok(false);
+            }
+            for chunk in ids.chunks(DELETE_CHUNK) {
+                let mut sql =
+                    sqlx::QueryBuilder::<sqlx::Sqlite>::new("DELETE FROM objects WHERE repo = ");
+                sql.push_bind(repo.as_str()).push(" AND id IN (");
+                let mut list = sql.separated(", ");
+                for id in chunk {
+                    list.push_bind(id.as_bytes().as_slice());
+                }
+                sql.push(")");
+                sql.build()
+                    .execute(&mut *write.tx)
+                    .await
+                    .map_err(|e| classify(OP, e))?;
+            }
+            Ok(true)
+        }
+        .await;
+        write.finish(result).await
+    }
+
+    async fn drop_repo(&self, repo: &RepoId) -> Result<(), BackendError> {
+        const OP: &str = "prune.drop_repo";
+        let mut write = self.begin_write(OP).await?;
+        let result = async {
+            for table in ["refs", "ref_log", "objects"] {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM {table} WHERE repo = ?"
+                )))
+                .bind(repo.as_str())
+                .execute(&mut *write.tx)
+                .await
+                .map_err(|e| classify(OP, e))?;
+            }
+            Ok(())
+        }
+        .await;
+        write.finish(result).await
+    }
+}

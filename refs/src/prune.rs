@@ -1,0 +1,42 @@
+//! Deleting objects that no ref reaches any more, without racing the writers that could make
+//! them reachable again.
+//!
+//! Objects are content-addressed, so a writer may publish a tree node that is byte for byte
+//! one the collector found unreachable: the backend keeps the stored copy and the writer's
+//! commit then depends on it. The collector therefore deletes only while no ref of the
+//! repository has moved since it read [`Prune::ref_moves`] (and walked history from the refs it
+//! saw), checked and done atomically with respect to [`Publish`](crate::Publish), which stores
+//! objects and moves refs in one step.
+
+use async_trait::async_trait;
+use pangolin_store::{BackendError, ObjectId, ObjectStore, RepoId};
+
+use crate::store::RefStore;
+
+/// What a backend offers the object collector and catalog deletion.
+#[async_trait]
+pub trait Prune: ObjectStore + RefStore {
+    /// A number that grows whenever a ref of `repo` moves (the newest ref-log sequence), read
+    /// so that every move it counts has finished.
+    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError>;
+
+    /// The ids of `repo`'s objects after `after`, at most `limit`, in id order.
+    async fn list_objects(
+        &self,
+        repo: &RepoId,
+        after: Option<ObjectId>,
+        limit: usize,
+    ) -> Result<Vec<ObjectId>, BackendError>;
+
+    /// Deletes `ids` from `repo` if [`ref_moves`](Self::ref_moves) still reads `moves`, in one
+    /// step no publish interleaves with. `Ok(false)`: a ref moved, nothing was deleted.
+    async fn delete_objects(
+        &self,
+        repo: &RepoId,
+        moves: u64,
+        ids: &[ObjectId],
+    ) -> Result<bool, BackendError>;
+
+    /// Deletes every ref, ref-log entry and object of `repo`.
+    async fn drop_repo(&self, repo: &RepoId) -> Result<(), BackendError>;
+}
