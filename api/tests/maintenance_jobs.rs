@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
-//! The orphan-file sweep as a job: started by one request (202), followed by others until it
-//! ends, its result and its audit event; bad requests are refused before anything starts.
+//! The orphan-file sweep and the object collection as jobs: started by one request (202),
+//! followed by others until they end, their results and audit events; bad requests are
+//! refused before anything starts.
 
 mod common;
 
@@ -205,4 +206,87 @@ async fn bad_sweep_requests_are_refused_before_anything_starts() {
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+const COLLECT: &str = "/api/v1/catalogs/lake/maintenance/collect-objects";
+
+/// Starts an object collection with `body`; the job once it ended.
+async fn collect(app: &axum::Router, body: Value) -> Value {
+    let (status, job) = call(app, Method::POST, COLLECT, Some(body)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    assert_eq!(job["kind"], "collect-objects");
+    let job = ended(app, job["id"].as_str().unwrap()).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    job
+}
+
+#[tokio::test]
+async fn an_object_collection_job_keeps_what_history_may_read() {
+    let test = TestApp::new().await;
+    let app = &test.app;
+    table(app).await;
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/api/v1/catalogs/lake/refs",
+        Some(json!({"name": "dev"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/v1/lake@dev/namespaces",
+        Some(json!({"namespace": ["scratch"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, dev) = call(app, Method::GET, "/api/v1/catalogs/lake/refs/dev", None).await;
+    let dev = dev["hash"].as_str().unwrap().to_owned();
+    let (status, body) = call(app, Method::DELETE, "/api/v1/catalogs/lake/refs/dev", None).await;
+    assert!(status.is_success(), "{body}");
+
+    // No retention policy: the deleted branch's commit is kept (its hash still reads).
+    let dry = collect(app, json!({"dry-run": true})).await;
+    let result = &dry["result"];
+    assert_eq!(result["retained-commits"], 1, "{dry}");
+    assert_eq!(result["unreachable-objects"], 0);
+    assert!(result.get("history-cutoff").is_none());
+    assert!(result["objects"].as_u64().unwrap() > 3, "{dry}");
+    assert_eq!(dry["progress"]["phase"], "done");
+    assert_eq!(
+        dry["progress"]["objects-listed"], result["objects"],
+        "{dry}"
+    );
+    // An hour's window: the commit is younger, so it stays too.
+    let (status, body) = call(
+        app,
+        Method::PUT,
+        "/api/v1/catalogs/lake/retention",
+        Some(json!({"history-ms": 3_600_000})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let job = collect(app, json!({})).await;
+    assert_eq!(job["result"]["deleted"], 0, "{job}");
+    assert!(job["result"]["history-cutoff"].is_string(), "{job}");
+    let (status, body) = call(
+        app,
+        Method::GET,
+        &format!("/api/v1/catalogs/lake/log?ref={dev}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let (status, error) = call(app, Method::POST, COLLECT, Some(json!({"grace": 1}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    let (_, audit) = call(app, Method::GET, "/api/v1/audit?page-size=1000", None).await;
+    let finished = audit["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "catalog.collect-objects.finished")
+        .count();
+    assert_eq!(finished, 2, "{audit}");
 }

@@ -1115,6 +1115,13 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             ADMINS,
         ),
         case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/maintenance/collect-objects",
+            "/api/v1/catalogs/lake/maintenance/collect-objects",
+            Some(json!({"dry-run": true})),
+            ADMINS,
+        ),
+        case(
             "GET",
             "/api/v1/catalogs/{catalog}/retention",
             "/api/v1/catalogs/lake/retention",

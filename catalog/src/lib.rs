@@ -12,6 +12,7 @@ pub mod branches;
 pub mod bundle;
 pub mod catalog;
 pub mod changes;
+pub mod collect;
 pub mod commit;
 pub mod commit_audit;
 pub mod commit_queue;

@@ -112,6 +112,9 @@ pub fn references(object: &Object) -> Vec<ObjectId> {
 pub struct Reach {
     seen: HashSet<ObjectId>,
     frontier: Vec<ObjectId>,
+    /// Whether a missing object is counted instead of failing the walk.
+    lenient: bool,
+    missing: usize,
 }
 
 impl Reach {
@@ -119,6 +122,22 @@ impl Reach {
         if self.seen.insert(id) {
             self.frontier.push(id);
         }
+    }
+
+    /// From now on, count objects that are not stored (see [`missing`](Self::missing))
+    /// instead of failing: for history an earlier collection may have removed.
+    pub fn set_lenient(&mut self, lenient: bool) {
+        self.lenient = lenient;
+    }
+
+    /// Objects met while lenient that are not stored.
+    pub fn missing(&self) -> usize {
+        self.missing
+    }
+
+    /// Whether `id` was pushed or reached.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.seen.contains(id)
     }
 
     /// How many distinct objects were pushed or reached so far.
@@ -140,7 +159,14 @@ impl Reach {
         let found = store.get_many(repo, &ids).await?;
         let mut batch = Vec::with_capacity(ids.len());
         for (id, raw) in ids.into_iter().zip(found) {
-            let raw = raw.ok_or(ReachError::Missing(id))?;
+            let raw = match raw {
+                Some(raw) => raw,
+                None if self.lenient => {
+                    self.missing += 1;
+                    continue;
+                }
+                None => return Err(ReachError::Missing(id)),
+            };
             let object = Object::decode(&raw).map_err(|e| ReachError::Corrupt {
                 id,
                 reason: e.to_string(),

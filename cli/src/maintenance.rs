@@ -1,5 +1,6 @@
-//! `pangolin maintenance`: snapshot expiry on a branch, the sweep of orphan files (a job the
-//! command follows until it ends) and the catalog's maintenance jobs.
+//! `pangolin maintenance`: snapshot expiry on a branch, the sweep of orphan files and the
+//! collection of unreachable store objects (jobs the command follows until they end), and
+//! the catalog's maintenance jobs.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -29,6 +30,8 @@ enum MaintenanceCommand {
     Expire(ExpireArgs),
     /// Delete the files no table or view in the catalog's history references.
     Orphans(OrphansArgs),
+    /// Delete the catalog's commits and tree nodes that nothing retained reaches.
+    Gc(GcArgs),
     /// List the catalog's maintenance jobs, or show one.
     Jobs(JobsArgs),
     /// Show or set how long the catalog keeps its history readable.
@@ -94,6 +97,27 @@ pub(crate) struct OrphansArgs {
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::help::after(
+    &["pangolin maintenance gc --dry-run", "pangolin maintenance gc"],
+    "Kept: the whole history of every branch and tag, what their ref logs record within the\n\
+     retention window, and any other commit made within the window (its hash still reads it).\n\
+     Without a retention policy every commit is kept and only objects no commit names go. What\n\
+     goes is left by deleted branches, by refs reset past commits, and by writes that never\n\
+     landed. Writers may keep running. Runs as a job on the server; this command follows it\n\
+     (--no-wait: print the job and return). Needs the right to manage the catalog.",
+))]
+pub(crate) struct GcArgs {
+    #[command(flatten)]
+    global: GlobalArgs,
+    /// Count what would go; delete nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Start the job and print it; do not follow it.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::help::after(
     &["pangolin maintenance jobs", "pangolin maintenance jobs 1764770000000-0a1b2c3d"],
     "A job's state is running, succeeded, failed, or abandoned when the server running it\n\
      stopped before it ended.",
@@ -138,6 +162,7 @@ pub(crate) async fn run(args: MaintenanceArgs) -> Result<()> {
     match args.command {
         MaintenanceCommand::Expire(args) => expire(args).await,
         MaintenanceCommand::Orphans(args) => orphans(args).await,
+        MaintenanceCommand::Gc(args) => gc(args).await,
         MaintenanceCommand::Jobs(args) => jobs(args).await,
         MaintenanceCommand::Retention(args) => retention(args).await,
     }
@@ -275,8 +300,23 @@ async fn orphans(args: OrphansArgs) -> Result<()> {
             "dry-run": args.dry_run,
             "limit": args.limit,
         }));
-    let mut answer = ctx.client.call(&request).await?;
-    if args.no_wait {
+    follow(&ctx, &request, args.no_wait).await
+}
+
+async fn gc(args: GcArgs) -> Result<()> {
+    let ctx = Context::new(&args.global)?;
+    let request = ctx
+        .client
+        .request(Method::POST, &["maintenance", "collect-objects"])
+        .json(json!({ "dry-run": args.dry_run }));
+    follow(&ctx, &request, args.no_wait).await
+}
+
+/// Starts the job `request` asks for and, unless `no_wait`, follows it to its end, showing
+/// its progress on a terminal.
+async fn follow(ctx: &Context, request: &crate::client::Request, no_wait: bool) -> Result<()> {
+    let mut answer = ctx.client.call(request).await?;
+    if no_wait {
         if ctx.json {
             return ctx.print_answer(&answer);
         }
@@ -311,7 +351,7 @@ async fn orphans(args: OrphansArgs) -> Result<()> {
     if ctx.json {
         ctx.print_answer(&answer)?;
     } else {
-        print_job(&ctx, &answer.body);
+        print_job(ctx, &answer.body);
     }
     match answer.body["state"].as_str() {
         Some("succeeded") => Ok(()),
@@ -373,6 +413,16 @@ fn job_id(job: &Value) -> &str {
 /// One line of a job's progress: its phase and what it counted so far.
 fn progress_line(progress: &Value) -> String {
     let count = |name: &str| progress[name].as_u64().unwrap_or(0);
+    if count("objects-listed") > 0 || count("unreachable-objects") > 0 {
+        return format!(
+            "{}: {} objects read; {} listed; {} unreachable; {} deleted",
+            progress["phase"].as_str().unwrap_or("?"),
+            count("objects-read"),
+            count("objects-listed"),
+            count("unreachable-objects"),
+            count("deleted"),
+        );
+    }
     format!(
         "{}: {} objects, {} metadata files, {} manifests read; {} files referenced; {} listed; {} deleted",
         progress["phase"].as_str().unwrap_or("?"),
@@ -410,6 +460,23 @@ fn print_job(ctx: &Context, job: &Value) {
         return;
     }
     let count = |name: &str| result[name].as_u64().unwrap_or(0);
+    if job["kind"] == "collect-objects" {
+        println!(
+            "{} objects: {} reachable or retained ({} commits no ref reaches kept{}), {} \
+             unreachable ({} commits); {} deleted.",
+            count("objects"),
+            count("reachable-objects"),
+            count("retained-commits"),
+            match result["history-cutoff"].as_str() {
+                Some(cutoff) => format!(", made since {cutoff}"),
+                None => ": no retention policy".to_owned(),
+            },
+            count("unreachable-objects"),
+            count("unreachable-commits"),
+            count("deleted"),
+        );
+        return;
+    }
     let orphans = result["orphans"].as_array().cloned().unwrap_or_default();
     if !orphans.is_empty() {
         let mut table = Table::with_header(&["FILE", "BYTES", "MODIFIED"]);

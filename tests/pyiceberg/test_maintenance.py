@@ -232,3 +232,40 @@ def test_the_python_client_sets_and_clears_a_policy(secure_server):
         finally:
             client.clear_retention()
         assert client.retention() is None
+
+
+def test_object_collection_keeps_what_history_may_still_read(server_url):
+    from pangolin_client import CollectResult, PangolinClient
+
+    rest = RestCatalog("pangolin", uri=server_url)
+    ns = f"g_{uuid.uuid4().hex[:8]}"
+    name = f"{ns}.events"
+    rest.create_namespace(ns)
+    rest.create_table(name, SCHEMA).append(rows(1))
+    dev = f"dev-{uuid.uuid4().hex[:8]}"
+    cli(server_url, "branch", "create", dev)
+    RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev}").load_table(name).append(rows(2))
+    dev_head = head(server_url, dev)
+    cli(server_url, "branch", "delete", dev)
+
+    # No retention policy: the deleted branch's commit still reads by its hash, so it stays.
+    job = json.loads(cli(server_url, "maintenance", "gc", "--json"))
+    assert job["kind"] == "collect-objects" and job["state"] == "succeeded", job
+    result = job["result"]
+    assert result["retained-commits"] >= 1 and result["unreachable-objects"] == 0, result
+    assert result["deleted"] == 0 and "history-cutoff" not in result, result
+    table = RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev_head}").load_table(name)
+    assert ids(table) == [1, 2]
+    assert ids(rest.load_table(name)) == [1]
+
+    said = cli(server_url, "maintenance", "gc", "--dry-run")
+    assert "succeeded, dry run" in said and "no retention policy" in said and "; 0 deleted." in said, said
+
+    with PangolinClient(server_url, catalog="default") as client:
+        job = client.collect_objects(dry_run=True)
+        assert job.kind == "collect-objects" and job.dry_run
+        while job.running:
+            job = client.maintenance_job(job.id)
+        assert job.state == "succeeded", job
+        assert isinstance(job.result, CollectResult), job
+        assert job.result.unreachable_objects == 0 and job.result.objects > 0

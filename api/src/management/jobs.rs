@@ -1,5 +1,6 @@
 //! Maintenance jobs: work too long for one request (a sweep of a large catalog reads every
-//! manifest it ever had), started by one request and followed by others.
+//! manifest it ever had; an object collection walks its whole history), started by one
+//! request and followed by others.
 //!
 //! A job runs on the server that was asked to start it. Its state is a record in the shared
 //! store, so every replica answers for it: written when it starts, every [`HEARTBEAT`] while
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use pangolin_catalog::Catalog;
+use pangolin_catalog::collect::{CollectReport, CollectRequest};
 use pangolin_catalog::orphans::{SweepProgress, SweepReport, SweepRequest};
 use pangolin_catalog::rfc3339;
 use pangolin_records::{ExpectedVersion, Outcome, RecordKey, RecordStore};
@@ -42,7 +44,8 @@ pub enum JobState {
     Abandoned,
 }
 
-/// How far a sweep has got.
+/// How far a job has got. A sweep counts files, an object collection store objects; the
+/// counters of the other kind stay 0.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub struct SweepProgressView {
@@ -54,6 +57,11 @@ pub struct SweepProgressView {
     pub referenced_files: u64,
     pub files_listed: u64,
     pub orphan_files: u64,
+    #[serde(default)]
+    pub objects_listed: u64,
+    #[serde(default)]
+    pub unreachable_objects: u64,
+    /// Files or objects deleted.
     pub deleted: u64,
 }
 
@@ -68,6 +76,8 @@ impl SweepProgressView {
             referenced_files: get(&progress.referenced),
             files_listed: get(&progress.files_listed),
             orphan_files: get(&progress.orphans),
+            objects_listed: get(&progress.objects_listed),
+            unreachable_objects: get(&progress.unreachable),
             deleted: get(&progress.deleted),
         }
     }
@@ -150,12 +160,61 @@ impl From<SweepReport> for SweepResult {
     }
 }
 
+/// What an object collection found and did.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub struct CollectResult {
+    /// Unreachable commits made before this (less an hour of slack) could go; absent
+    /// without a retention policy: every commit is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_cutoff: Option<String>,
+    /// Objects the catalog stored.
+    pub objects: usize,
+    pub reachable_objects: usize,
+    /// Commits no ref reaches, kept because they are within the retention window.
+    pub retained_commits: usize,
+    pub unreachable_objects: usize,
+    pub unreachable_commits: usize,
+    /// Objects deleted: 0 in a dry run.
+    pub deleted: usize,
+    /// Times history was walked again because writers moved refs meanwhile.
+    pub rewalks: usize,
+    /// Objects retained history names that an earlier collection removed.
+    pub missing_objects: usize,
+}
+
+impl From<CollectReport> for CollectResult {
+    fn from(report: CollectReport) -> Self {
+        Self {
+            history_cutoff: report
+                .history_cutoff_ms
+                .map(|ms| rfc3339(Timestamp::from_millis(ms))),
+            objects: report.objects,
+            reachable_objects: report.reachable,
+            retained_commits: report.retained_commits,
+            unreachable_objects: report.unreachable,
+            unreachable_commits: report.unreachable_commits,
+            deleted: report.deleted,
+            rewalks: report.rewalks,
+            missing_objects: report.missing,
+        }
+    }
+}
+
+/// A job's result: a sweep's or an object collection's, as its `kind` says.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum JobResult {
+    Sweep(SweepResult),
+    Collect(CollectResult),
+}
+
 /// A maintenance job, as stored and as shown.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub struct JobView {
     pub id: String,
-    /// `remove-orphan-files`.
+    /// `remove-orphan-files` or `collect-objects`.
     pub kind: String,
     pub catalog: String,
     /// Who started it.
@@ -169,7 +228,7 @@ pub struct JobView {
     pub finished_at: Option<String>,
     pub progress: SweepProgressView,
     #[serde(default)]
-    pub result: Option<SweepResult>,
+    pub result: Option<JobResult>,
     /// Why it failed.
     #[serde(default)]
     pub error: Option<String>,
@@ -307,14 +366,115 @@ pub async fn start_sweep(
     principal: String,
     request: SweepRequest,
 ) -> Result<JobView, ApiError> {
+    let kind = Kind {
+        name: "remove-orphan-files",
+        finished: "catalog.remove-orphan-files.finished",
+    };
+    start(
+        security,
+        records,
+        catalog,
+        principal,
+        request.dry_run,
+        kind,
+        move |catalog, progress| async move {
+            let report = catalog
+                .plan_sweep(&request, progress)
+                .await?
+                .finish(request.dry_run)
+                .await?;
+            tracing::info!(
+                orphans = report.orphan_files,
+                deleted = report.deleted,
+                "job done"
+            );
+            let details = [
+                ("orphan-files", report.orphan_files.to_string()),
+                ("orphan-bytes", report.orphan_bytes.to_string()),
+                ("deleted", report.deleted.to_string()),
+            ];
+            Ok::<_, pangolin_catalog::orphans::SweepError>((
+                JobResult::Sweep(report.into()),
+                details.to_vec(),
+            ))
+        },
+    )
+    .await
+}
+
+/// Records a new object collection job of `catalog` and runs it in the background; returns
+/// it as started.
+pub async fn start_collect(
+    security: Arc<Security>,
+    records: Arc<dyn RecordStore>,
+    catalog: Catalog,
+    principal: String,
+    dry_run: bool,
+) -> Result<JobView, ApiError> {
+    let kind = Kind {
+        name: "collect-objects",
+        finished: "catalog.collect-objects.finished",
+    };
+    start(
+        security,
+        records,
+        catalog,
+        principal,
+        dry_run,
+        kind,
+        move |catalog, progress| async move {
+            let report = catalog
+                .collect_objects(CollectRequest::new(dry_run), progress)
+                .await?;
+            tracing::info!(
+                unreachable = report.unreachable,
+                deleted = report.deleted,
+                "job done"
+            );
+            let details = [
+                ("unreachable-objects", report.unreachable.to_string()),
+                ("deleted", report.deleted.to_string()),
+            ];
+            Ok::<_, pangolin_catalog::collect::CollectError>((
+                JobResult::Collect(report.into()),
+                details.to_vec(),
+            ))
+        },
+    )
+    .await
+}
+
+/// A kind of job: its name and the audit action of its end.
+struct Kind {
+    name: &'static str,
+    finished: &'static str,
+}
+
+/// Records a new job of `catalog` and runs `work` in the background, writing its progress
+/// every [`HEARTBEAT`] and its outcome at the end (audited as `kind.finished`, with the
+/// details `work` gives); returns the job as started.
+async fn start<W, F, E>(
+    security: Arc<Security>,
+    records: Arc<dyn RecordStore>,
+    catalog: Catalog,
+    principal: String,
+    dry_run: bool,
+    kind: Kind,
+    work: W,
+) -> Result<JobView, ApiError>
+where
+    W: FnOnce(Catalog, Arc<SweepProgress>) -> F + Send + 'static,
+    F: Future<Output = Result<(JobResult, Vec<(&'static str, String)>), E>> + Send + 'static,
+    E: std::fmt::Display + Send,
+{
     let now = Timestamp::now();
     let mut job = JobView {
         id: new_id(now),
-        kind: "remove-orphan-files".to_owned(),
+        kind: kind.name.to_owned(),
         catalog: catalog.name().to_owned(),
         principal,
         state: JobState::Running,
-        dry_run: request.dry_run,
+        dry_run,
         started_at: rfc3339(now),
         updated_at: rfc3339(now),
         finished_at: None,
@@ -333,19 +493,13 @@ pub async fn start_sweep(
     tokio::spawn(tracing::Instrument::instrument(
         async move {
             let progress = Arc::new(SweepProgress::default());
-            let sweep = async {
-                catalog
-                    .plan_sweep(&request, progress.clone())
-                    .await?
-                    .finish(request.dry_run)
-                    .await
-            };
-            tokio::pin!(sweep);
+            let running = work(catalog, progress.clone());
+            tokio::pin!(running);
             let mut heartbeat = tokio::time::interval(HEARTBEAT);
             heartbeat.tick().await;
             let outcome = loop {
                 tokio::select! {
-                    outcome = &mut sweep => break outcome,
+                    outcome = &mut running => break outcome,
                     _ = heartbeat.tick() => {
                         job.progress = SweepProgressView::of(&progress);
                         touch(&mut job);
@@ -361,17 +515,10 @@ pub async fn start_sweep(
             job.finished_at = Some(job.updated_at.clone());
             let mut details = BTreeMap::from([("job".to_owned(), job.id.clone())]);
             let outcome_kind = match outcome {
-                Ok(report) => {
-                    tracing::info!(
-                        orphans = report.orphan_files,
-                        deleted = report.deleted,
-                        "job done"
-                    );
-                    details.insert("orphan-files".to_owned(), report.orphan_files.to_string());
-                    details.insert("orphan-bytes".to_owned(), report.orphan_bytes.to_string());
-                    details.insert("deleted".to_owned(), report.deleted.to_string());
+                Ok((result, counts)) => {
+                    details.extend(counts.into_iter().map(|(k, v)| (k.to_owned(), v)));
                     job.state = JobState::Succeeded;
-                    job.result = Some(report.into());
+                    job.result = Some(result);
                     Outcome::Success
                 }
                 Err(error) => {
@@ -390,7 +537,7 @@ pub async fn start_sweep(
                 Entry {
                     tenant: &tenant,
                     principal: &job.principal,
-                    action: "catalog.remove-orphan-files.finished",
+                    action: kind.finished,
                     resource_type: "catalog",
                     resource_id: &job.catalog,
                     outcome: outcome_kind,

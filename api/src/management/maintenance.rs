@@ -216,6 +216,39 @@ pub async fn remove_orphan_files(
     Ok((StatusCode::ACCEPTED, Json(job)))
 }
 
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct CollectRequest {
+    /// Report what would go; delete nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Starts a collection of the catalog's store objects that nothing retained reaches: every
+/// branch and tag keeps its whole history, ref logs keep what they record within the
+/// retention window, and any other commit made within the window stays readable by its hash.
+/// Without a retention policy every commit is kept. Answers at once with the job; follow it
+/// at `maintenance/jobs/{job}`.
+#[utoipa::path(post, path = "/api/v1/catalogs/{catalog}/maintenance/collect-objects",
+    tag = "maintenance", params(("catalog" = String, Path)), request_body = CollectRequest,
+    responses((status = 202, body = JobView)))]
+pub async fn collect_objects(
+    State(state): State<AppState>,
+    PathParams(catalog): PathParams<String>,
+    JsonBody(request): JsonBody<CollectRequest>,
+) -> Result<(StatusCode, Json<JobView>), ApiError> {
+    let catalog = open(&state, &catalog).await?;
+    let job = jobs::start_collect(
+        state.security.clone(),
+        state.store.clone(),
+        catalog,
+        Caller::current_name(),
+        request.dry_run,
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(job)))
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct JobList {
     pub jobs: Vec<JobView>,

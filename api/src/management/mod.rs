@@ -76,6 +76,10 @@ pub fn routes() -> Router<AppState> {
             post(maintenance::remove_orphan_files),
         )
         .route(
+            "/api/v1/catalogs/{catalog}/maintenance/collect-objects",
+            post(maintenance::collect_objects),
+        )
+        .route(
             "/api/v1/catalogs/{catalog}/retention",
             get(retention::get)
                 .put(retention::put)

@@ -40,6 +40,7 @@ use super::{audit, bundle, catalogs, history, maintenance, merge, refs, retentio
         bundle::import,
         maintenance::expire_snapshots,
         maintenance::remove_orphan_files,
+        maintenance::collect_objects,
         maintenance::list_jobs,
         maintenance::get_job,
         retention::get,

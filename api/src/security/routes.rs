@@ -417,6 +417,12 @@ pub static ROUTES: &[Route] = &[
         Path(ManageCatalogs, Catalog),
     ),
     route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/maintenance/collect-objects",
+        "catalog.collect-objects",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
         "GET",
         "/api/v1/catalogs/{catalog}/retention",
         "catalog.get-retention",

@@ -1,4 +1,5 @@
-//! How far a sweep has got, readable while it runs (by a job's record, say).
+//! How far a sweep or an object collection has got, readable while it runs (by a job's
+//! record, say).
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
@@ -38,7 +39,8 @@ impl Phase {
     }
 }
 
-/// Counters a sweep advances as it goes; shared, so another task can read them meanwhile.
+/// Counters a sweep (or an object collection) advances as it goes; shared, so another task
+/// can read them meanwhile.
 #[derive(Debug, Default)]
 pub struct SweepProgress {
     phase: AtomicU8,
@@ -49,6 +51,9 @@ pub struct SweepProgress {
     pub files_listed: AtomicU64,
     pub orphans: AtomicU64,
     pub deleted: AtomicU64,
+    /// Store objects listed and found unreachable (object collections only).
+    pub objects_listed: AtomicU64,
+    pub unreachable: AtomicU64,
 }
 
 impl SweepProgress {
@@ -56,7 +61,7 @@ impl SweepProgress {
         Phase::ALL[usize::from(self.phase.load(Ordering::Relaxed)).min(Phase::ALL.len() - 1)]
     }
 
-    pub(crate) fn enter(&self, phase: Phase) {
+    pub fn enter(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }
 

@@ -342,6 +342,15 @@ class Versioning(_Resource):
         path = f"{self._base}/maintenance/remove-orphan-files"
         return self._send(Call("POST", path, json=body, read=_reader(m.Job)))
 
+    @operation("POST /api/v1/catalogs/{catalog}/maintenance/collect-objects")
+    def collect_objects(self, *, dry_run: bool = False) -> m.Job:
+        """Starts a collection of the catalog's store objects that nothing retained reaches
+        (without a retention policy every commit is kept); answers with the job as started:
+        follow it with `maintenance_job(job.id)` until it is no longer running."""
+        body = {"dry-run": True} if dry_run else {}
+        path = f"{self._base}/maintenance/collect-objects"
+        return self._send(Call("POST", path, json=body, read=_reader(m.Job)))
+
     @operation("GET /api/v1/catalogs/{catalog}/maintenance/jobs")
     def maintenance_jobs(self) -> Iterator[m.Job]:
         """The catalog's maintenance jobs, oldest first."""

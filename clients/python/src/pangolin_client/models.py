@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 from pydantic import BaseModel, ConfigDict
 
@@ -178,6 +178,21 @@ class SweepResult(Model):
     deleted: int
 
 
+class CollectResult(Model):
+    """What a collection of unreachable store objects found and did: `deleted` is 0 in a
+    dry run; `history_cutoff` is absent without a retention policy (every commit kept)."""
+
+    history_cutoff: Optional[datetime] = None
+    objects: int
+    reachable_objects: int
+    retained_commits: int
+    unreachable_objects: int
+    unreachable_commits: int
+    deleted: int
+    rewalks: int
+    missing_objects: int
+
+
 class Job(Model):
     """A maintenance job: `state` is `running`, `succeeded`, `failed` or `abandoned` (its
     server stopped); `progress` counts what it did so far, `result` what it did in the end."""
@@ -192,7 +207,8 @@ class Job(Model):
     updated_at: datetime
     finished_at: Optional[datetime] = None
     progress: Dict[str, Any] = {}
-    result: Optional[SweepResult] = None
+    # A sweep's result for `remove-orphan-files`, a collection's for `collect-objects`.
+    result: Optional[Union[SweepResult, CollectResult]] = None
     error: Optional[str] = None
 
     @property

@@ -1,0 +1,285 @@
+//! Deleting the store objects of a catalog that nothing retained reaches: commits and tree
+//! nodes left by deleted branches, by refs reset past them, and by writes that never landed.
+//!
+//! Kept: everything reachable (whole ancestry, every tree) from the head of every branch and
+//! tag, from every commit their ref logs record within the ref's retention window, and from
+//! every other commit made within the catalog's window (a bare hash can still read it). So
+//! `log`, merge bases and every read the retention policy allows keep working, and a catalog
+//! without a policy keeps every commit: only objects no commit names can go. Windows are
+//! widened by [`SLACK_MS`], so a read or a branch creation that passed its retention check
+//! moments before the collection began cannot lose its commit.
+//!
+//! Writers keep running. Deletes go in batches, each done by the backend only if no ref of
+//! the catalog moved since the number the walk started from ([`Prune`]); when one did, history
+//! is walked again from the refs as they are now and the rest of the batch list is filtered
+//! again. Objects stored after the listing are never candidates.
+//!
+//! [`Prune`]: pangolin_refs::Prune
+
+use std::sync::Arc;
+
+use pangolin_store::{BackendError, Object, ObjectId, ObjectKind, Timestamp};
+
+use crate::catalog::Catalog;
+use crate::orphans::{Phase, SweepProgress};
+use crate::reach::{self, Reach, ReachError};
+
+/// How much longer than their windows history is kept.
+pub const SLACK_MS: i64 = 3600 * 1000;
+
+/// Object ids listed at once.
+const LIST_PAGE: usize = 10_000;
+
+/// Objects deleted in one backend call.
+const DELETE_BATCH: usize = 1000;
+
+/// Objects read at once when looking for unreachable commits still in the window.
+const READ_BATCH: usize = 256;
+
+/// Times history may be walked again because writers moved refs during the deletes.
+const MAX_REWALKS: usize = 50;
+
+/// What a collection is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectRequest {
+    /// Count what would go; delete nothing.
+    pub dry_run: bool,
+    /// How much longer than their windows commits are kept: [`SLACK_MS`] unless a test
+    /// wants otherwise.
+    pub slack_ms: i64,
+}
+
+impl CollectRequest {
+    pub fn new(dry_run: bool) -> Self {
+        Self {
+            dry_run,
+            slack_ms: SLACK_MS,
+        }
+    }
+}
+
+/// What a collection found, and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollectReport {
+    /// When it began.
+    pub started_ms: i64,
+    /// Unreachable commits older than this (minus the slack) could go; `None` without a
+    /// retention policy: every commit is kept.
+    pub history_cutoff_ms: Option<i64>,
+    /// Objects the catalog stored when they were listed.
+    pub objects: usize,
+    /// Of those, reached from refs, retained ref-log entries and retained commits.
+    pub reachable: usize,
+    /// Commits no ref reaches, kept because they are inside the catalog's window.
+    pub retained_commits: usize,
+    pub unreachable: usize,
+    pub unreachable_commits: usize,
+    /// Objects deleted: `unreachable`, or 0 in a dry run.
+    pub deleted: usize,
+    /// Times history was walked again because writers moved refs meanwhile.
+    pub rewalks: usize,
+    /// Objects retained history names that an earlier collection removed (its window was
+    /// shorter then).
+    pub missing: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    #[error(transparent)]
+    History(#[from] ReachError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(
+        "refs moved during each of {0} attempts to delete; {1} objects were deleted, the rest \
+         are kept: run it again when fewer writers are busy"
+    )]
+    Busy(usize, usize),
+}
+
+impl Catalog {
+    /// Finds, and unless `dry_run` deletes, the objects of the catalog that nothing retained
+    /// reaches (see the module documentation), counting what it does in `progress`.
+    #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), dry_run = request.dry_run))]
+    pub async fn collect_objects(
+        &self,
+        request: CollectRequest,
+        progress: Arc<SweepProgress>,
+    ) -> Result<CollectReport, CollectError> {
+        let CollectRequest { dry_run, slack_ms } = request;
+        let store = self.store().as_ref();
+        let repo = self.odb().repo();
+        let now = Timestamp::now();
+        let mut report = CollectReport {
+            started_ms: now.as_millis(),
+            history_cutoff_ms: self.retention().map(|policy| {
+                now.as_millis()
+                    .saturating_sub(i64::try_from(policy.history_ms).unwrap_or(i64::MAX))
+            }),
+            ..CollectReport::default()
+        };
+        progress.enter(Phase::Marking);
+        // Read before the walk: a move after it makes every delete re-check.
+        let mut moves = store.ref_moves(repo).await?;
+        let mut reach = Reach::default();
+        self.reach_retained(&mut reach, now, slack_ms, &progress)
+            .await?;
+
+        progress.enter(Phase::Listing);
+        let mut unreachable = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store.list_objects(repo, after, LIST_PAGE).await?;
+            let Some(last) = page.last().copied() else {
+                break;
+            };
+            report.objects += page.len();
+            progress.add(&progress.objects_listed, page.len());
+            unreachable.extend(page.into_iter().filter(|id| !reach.contains(id)));
+            after = Some(last);
+        }
+
+        // Commits no ref reaches but a bare hash may still read.
+        let keep_after = report
+            .history_cutoff_ms
+            .map(|cutoff| cutoff.saturating_sub(slack_ms));
+        let mut kept = 0;
+        for batch in unreachable.chunks(READ_BATCH) {
+            for (id, raw) in batch.iter().zip(store.get_many(repo, batch).await?) {
+                let Some(raw) = raw.filter(|raw| raw.kind == ObjectKind::Commit) else {
+                    continue;
+                };
+                let time = match Object::decode(&raw) {
+                    Ok(Object::Commit(commit)) => commit.time.as_millis(),
+                    Ok(_) => continue,
+                    Err(error) => {
+                        return Err(ReachError::Corrupt {
+                            id: *id,
+                            reason: error.to_string(),
+                        }
+                        .into());
+                    }
+                };
+                if keep_after.is_none_or(|after| time >= after) {
+                    reach.push(*id);
+                    kept += 1;
+                }
+            }
+        }
+        report.retained_commits = kept;
+        walk(self, &mut reach, &progress).await?;
+        report.missing = reach.missing();
+        unreachable.retain(|id| !reach.contains(id));
+        report.reachable = report.objects - unreachable.len();
+        report.unreachable = unreachable.len();
+        progress.set(&progress.unreachable, unreachable.len());
+        for batch in unreachable.chunks(READ_BATCH) {
+            report.unreachable_commits += store
+                .get_many(repo, batch)
+                .await?
+                .iter()
+                .flatten()
+                .filter(|raw| raw.kind == ObjectKind::Commit)
+                .count();
+        }
+        tracing::info!(
+            objects = report.objects,
+            unreachable = report.unreachable,
+            commits = report.unreachable_commits,
+            "marked"
+        );
+        if dry_run {
+            progress.enter(Phase::Done);
+            return Ok(report);
+        }
+
+        progress.enter(Phase::Deleting);
+        let mut done = 0;
+        while done < unreachable.len() {
+            let batch = &unreachable[done..(done + DELETE_BATCH).min(unreachable.len())];
+            if store.delete_objects(repo, moves, batch).await? {
+                self.cache().forget(repo, batch);
+                done += batch.len();
+                report.deleted += batch.len();
+                progress.add(&progress.deleted, batch.len());
+                continue;
+            }
+            // A ref moved: what it points at now, or its log records, may reach candidates.
+            report.rewalks += 1;
+            if report.rewalks > MAX_REWALKS {
+                return Err(CollectError::Busy(MAX_REWALKS, report.deleted));
+            }
+            progress.enter(Phase::Remarking);
+            moves = store.ref_moves(repo).await?;
+            self.reach_retained(&mut reach, now, slack_ms, &progress)
+                .await?;
+            let rest: Vec<ObjectId> = unreachable
+                .split_off(done)
+                .into_iter()
+                .filter(|id| !reach.contains(id))
+                .collect();
+            unreachable.extend(rest);
+            progress.enter(Phase::Deleting);
+        }
+        report.unreachable = unreachable.len();
+        report.missing = reach.missing();
+        progress.enter(Phase::Done);
+        tracing::info!(
+            deleted = report.deleted,
+            rewalks = report.rewalks,
+            "collected"
+        );
+        Ok(report)
+    }
+
+    /// Walks, beyond what `reach` already holds, everything reachable from the heads of the
+    /// catalog's refs and from the commits their logs record within their windows.
+    async fn reach_retained(
+        &self,
+        reach: &mut Reach,
+        now: Timestamp,
+        slack_ms: i64,
+        progress: &SweepProgress,
+    ) -> Result<(), CollectError> {
+        let store = self.store().as_ref();
+        let repo = self.odb().repo();
+        let refs = reach::all_refs(store, repo).await?;
+        // Heads must be whole: a missing object there is damage, and nothing is deleted.
+        reach.set_lenient(false);
+        for (_, head) in &refs {
+            reach.push(*head);
+        }
+        walk(self, reach, progress).await?;
+        // Logged commits past an earlier, shorter window may be gone already.
+        reach.set_lenient(true);
+        for (reference, _) in refs {
+            let cutoff = self.retention().map(|policy| {
+                policy
+                    .cutoff(&reference, now)
+                    .as_millis()
+                    .saturating_sub(slack_ms)
+            });
+            for (logged, time) in reach::logged_heads(store, repo, &reference).await? {
+                if cutoff.is_none_or(|cutoff| time.as_millis() >= cutoff) {
+                    reach.push(logged);
+                }
+            }
+        }
+        walk(self, reach, progress).await
+    }
+}
+
+async fn walk(
+    catalog: &Catalog,
+    reach: &mut Reach,
+    progress: &SweepProgress,
+) -> Result<(), CollectError> {
+    let store = catalog.store().as_ref();
+    let repo = catalog.odb().repo();
+    loop {
+        let batch = reach.next(store, repo).await?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        progress.add(&progress.objects_read, batch.len());
+    }
+}
