@@ -19,8 +19,8 @@ use pangolin_records::{
     RecordPage, RecordStore,
 };
 use pangolin_refs::{
-    LogQuery, Prune, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
-    Transaction,
+    LogQuery, Prune, Publish, RefLogEntry, RefMoves, RefPage, RefQuery, RefStore, Reference,
+    TransactError, Transaction,
 };
 use pangolin_store::{
     BackendError, HashPrefix, ObjectId, ObjectStore, RawObject, RepoId, Timestamp,
@@ -142,7 +142,7 @@ impl Publish for SoleWriterRefCache {
 
 #[async_trait]
 impl Prune for SoleWriterRefCache {
-    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError> {
         self.inner.ref_moves(repo).await
     }
 
@@ -158,7 +158,7 @@ impl Prune for SoleWriterRefCache {
     async fn delete_objects(
         &self,
         repo: &RepoId,
-        moves: u64,
+        moves: RefMoves,
         ids: &[ObjectId],
     ) -> Result<bool, BackendError> {
         self.inner.delete_objects(repo, moves, ids).await

@@ -13,12 +13,17 @@ use pangolin_store::{BackendError, ObjectId, ObjectStore, RepoId};
 
 use crate::store::RefStore;
 
+/// What [`Prune::ref_moves`] read: two readings are equal only if no ref of the repository
+/// moved in between (nor was the repository dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefMoves(pub u128);
+
 /// What a backend offers the object collector and catalog deletion.
 #[async_trait]
 pub trait Prune: ObjectStore + RefStore {
-    /// A number that grows whenever a ref of `repo` moves (the newest ref-log sequence), read
-    /// so that every move it counts has finished.
-    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError>;
+    /// Where `repo`'s ref log stands: it changes whenever a ref of `repo` moves, and never
+    /// comes back to an earlier value, even across [`drop_repo`](Self::drop_repo).
+    async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError>;
 
     /// The ids of `repo`'s objects after `after`, at most `limit`, in id order.
     async fn list_objects(
@@ -33,7 +38,7 @@ pub trait Prune: ObjectStore + RefStore {
     async fn delete_objects(
         &self,
         repo: &RepoId,
-        moves: u64,
+        moves: RefMoves,
         ids: &[ObjectId],
     ) -> Result<bool, BackendError>;
 

@@ -2,15 +2,17 @@
 //! which publishes hold while they store their objects and move their refs.
 
 use async_trait::async_trait;
-use pangolin_refs::Prune;
+use pangolin_refs::{Prune, RefMoves};
 use pangolin_store::{BackendError, ObjectId, RepoId};
 
 use crate::MemoryBackend;
 
 #[async_trait]
 impl Prune for MemoryBackend {
-    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
-        Ok(self.repo_refs(repo).lock().next_sequence)
+    async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError> {
+        Ok(RefMoves(u128::from(
+            self.repo_refs(repo).lock().next_sequence,
+        )))
     }
 
     async fn list_objects(
@@ -37,12 +39,12 @@ impl Prune for MemoryBackend {
     async fn delete_objects(
         &self,
         repo: &RepoId,
-        moves: u64,
+        moves: RefMoves,
         ids: &[ObjectId],
     ) -> Result<bool, BackendError> {
         let refs = self.repo_refs(repo);
         let refs = refs.lock();
-        if refs.next_sequence != moves {
+        if RefMoves(u128::from(refs.next_sequence)) != moves {
             return Ok(false);
         }
         if let Some(map) = self.objects.write().get_mut(repo) {

@@ -124,8 +124,11 @@ impl ObjectStore for PostgresBackend {
     }
 }
 
-/// Inserts `objects` (those already stored are skipped) in one statement: arrays of ids,
-/// kinds and bodies, unnested.
+/// Inserts `objects` in one statement: arrays of ids, kinds and bodies, unnested. An object
+/// already stored is not written again but its row is locked until the transaction ends
+/// (`DO UPDATE ... WHERE false` locks and changes nothing), so a delete of it waits for the ref
+/// move that may depend on it, and then sees that move (see `prune`). Rows new to the table
+/// cost nothing more.
 pub(crate) async fn insert_objects<'c, E>(
     executor: E,
     repo: &RepoId,
@@ -137,13 +140,16 @@ where
     if objects.is_empty() {
         return Ok(());
     }
-    let ids: Vec<Vec<u8>> = objects.iter().map(|o| o.id.as_bytes().to_vec()).collect();
-    let kinds: Vec<i16> = objects.iter().map(|o| i16::from(o.kind.as_u8())).collect();
-    let data: Vec<Vec<u8>> = objects.iter().map(|o| o.data.to_vec()).collect();
+    // `DO UPDATE` refuses to meet one row twice in a statement: one copy of each object.
+    let mut seen = std::collections::HashSet::with_capacity(objects.len());
+    let unique: Vec<&RawObject> = objects.iter().filter(|o| seen.insert(o.id)).collect();
+    let ids: Vec<Vec<u8>> = unique.iter().map(|o| o.id.as_bytes().to_vec()).collect();
+    let kinds: Vec<i16> = unique.iter().map(|o| i16::from(o.kind.as_u8())).collect();
+    let data: Vec<Vec<u8>> = unique.iter().map(|o| o.data.to_vec()).collect();
     sqlx::query(
-        "INSERT INTO objects (repo, id, kind, data) \
+        "INSERT INTO objects AS stored (repo, id, kind, data) \
          SELECT $1, * FROM UNNEST($2::bytea[], $3::smallint[], $4::bytea[]) \
-         ON CONFLICT (repo, id) DO NOTHING",
+         ON CONFLICT (repo, id) DO UPDATE SET kind = stored.kind WHERE false",
     )
     .bind(repo.as_str())
     .bind(ids)

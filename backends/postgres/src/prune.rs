@@ -1,64 +1,44 @@
 //! Deleting unreachable objects and whole repositories.
 //!
-//! Publishes that store objects hold a shared, transaction-scoped advisory lock on their
-//! repository from their first statement; a delete holds it exclusively. So a delete that finds
-//! the newest ref-log entry unchanged cannot interleave with a publish: no publish can have
-//! found an object present (and skipped storing it) and then move a ref after the delete.
+//! A delete runs in one transaction: the `DELETE`, then a count of the repository's ref-log
+//! entries (with the newest entry's number), committed only if they are as read before history
+//! was walked. A publish
+//! that found an object stored holds that row locked (see `objects::insert_objects`) until it
+//! commits with its ref-log entries, so the `DELETE` waits for it and the count, a later
+//! statement, sees its move; a publish that comes after the `DELETE` waits for it to end and
+//! stores the object again. The count, not the newest sequence number, because numbers are
+//! taken before commit: a smaller one can commit after a larger one was read.
 
 use async_trait::async_trait;
-use pangolin_refs::Prune;
+use pangolin_refs::{Prune, RefMoves};
 use pangolin_store::{BackendError, ObjectId, RepoId};
 use sqlx::{PgConnection, Row};
 
 use crate::{PostgresBackend, classify};
 
-/// The first key of the two-key advisory locks on repositories ("PGLN"); the audit chain's
-/// lock uses the one-key space, which never overlaps this one.
-const REPO_LOCK_CLASS: i32 = 0x5047_4c4e;
-
-/// Waits for (shared) or takes (exclusive) the lock on `repo` until the transaction ends.
-pub(crate) async fn lock_repo(
-    conn: &mut PgConnection,
-    repo: &RepoId,
-    exclusive: bool,
-) -> Result<(), sqlx::Error> {
-    let sql = if exclusive {
-        "SELECT pg_advisory_xact_lock($1, hashtext($2))"
-    } else {
-        "SELECT pg_advisory_xact_lock_shared($1, hashtext($2))"
-    };
-    sqlx::query(sql)
-        .bind(REPO_LOCK_CLASS)
-        .bind(repo.as_str())
-        .execute(conn)
-        .await
-        .map(|_| ())
-}
-
-async fn ref_moves(conn: &mut PgConnection, repo: &RepoId) -> Result<u64, sqlx::Error> {
-    let row =
-        sqlx::query("SELECT coalesce(max(sequence), 0) AS moves FROM ref_log WHERE repo = $1")
-            .bind(repo.as_str())
-            .fetch_one(conn)
-            .await?;
-    Ok(crate::to_u64(row.try_get("moves")?))
+async fn ref_moves(conn: &mut PgConnection, repo: &RepoId) -> Result<RefMoves, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT count(*) AS entries, coalesce(max(sequence), 0) AS newest \
+         FROM ref_log WHERE repo = $1",
+    )
+    .bind(repo.as_str())
+    .fetch_one(conn)
+    .await?;
+    let entries = crate::to_u64(row.try_get("entries")?);
+    let newest = crate::to_u64(row.try_get("newest")?);
+    // The count sees every committed move; the newest number, never reused, tells a dropped
+    // and recreated repository from the one read before.
+    Ok(RefMoves((u128::from(entries) << 64) | u128::from(newest)))
 }
 
 #[async_trait]
 impl Prune for PostgresBackend {
-    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError> {
         const OP: &str = "prune.ref_moves";
-        // Under the exclusive lock: sequence numbers are taken before commit, so a publish in
-        // flight could otherwise commit a smaller number than one already read.
-        let mut tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
-        lock_repo(&mut tx, repo, true)
+        let mut conn = self.pool().acquire().await.map_err(|e| classify(OP, e))?;
+        ref_moves(&mut conn, repo)
             .await
-            .map_err(|e| classify(OP, e))?;
-        let moves = ref_moves(&mut tx, repo)
-            .await
-            .map_err(|e| classify(OP, e))?;
-        tx.commit().await.map_err(|e| classify(OP, e))?;
-        Ok(moves)
+            .map_err(|e| classify(OP, e))
     }
 
     async fn list_objects(
@@ -97,14 +77,19 @@ impl Prune for PostgresBackend {
     async fn delete_objects(
         &self,
         repo: &RepoId,
-        moves: u64,
+        moves: RefMoves,
         ids: &[ObjectId],
     ) -> Result<bool, BackendError> {
         const OP: &str = "prune.delete_objects";
         let mut tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
-        lock_repo(&mut tx, repo, true)
+        let ids: Vec<Vec<u8>> = ids.iter().map(|id| id.as_bytes().to_vec()).collect();
+        sqlx::query("DELETE FROM objects WHERE repo = $1 AND id = ANY($2)")
+            .bind(repo.as_str())
+            .bind(ids)
+            .execute(&mut *tx)
             .await
             .map_err(|e| classify(OP, e))?;
+        // After the delete: it waited for every publish holding one of these rows.
         if ref_moves(&mut tx, repo)
             .await
             .map_err(|e| classify(OP, e))?
@@ -113,13 +98,6 @@ impl Prune for PostgresBackend {
             tx.rollback().await.map_err(|e| classify(OP, e))?;
             return Ok(false);
         }
-        let ids: Vec<Vec<u8>> = ids.iter().map(|id| id.as_bytes().to_vec()).collect();
-        sqlx::query("DELETE FROM objects WHERE repo = $1 AND id = ANY($2)")
-            .bind(repo.as_str())
-            .bind(ids)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| classify(OP, e))?;
         tx.commit().await.map_err(|e| classify(OP, e))?;
         Ok(true)
     }
@@ -127,9 +105,6 @@ impl Prune for PostgresBackend {
     async fn drop_repo(&self, repo: &RepoId) -> Result<(), BackendError> {
         const OP: &str = "prune.drop_repo";
         let mut tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
-        lock_repo(&mut tx, repo, true)
-            .await
-            .map_err(|e| classify(OP, e))?;
         for sql in [
             "DELETE FROM refs WHERE repo = $1",
             "DELETE FROM ref_log WHERE repo = $1",

@@ -331,13 +331,6 @@ impl PostgresBackend {
         let mut last_conflict = None;
         for _ in 0..ATTEMPTS {
             let mut db_tx = self.pool().begin().await.map_err(|e| classify(OP, e))?;
-            // Objects this publish finds stored (and so does not store again) must outlive
-            // it: see `prune`.
-            if !objects.is_empty() {
-                crate::prune::lock_repo(&mut db_tx, repo, false)
-                    .await
-                    .map_err(|e| classify(OP, e))?;
-            }
             let attempted = match crate::objects::insert_objects(&mut *db_tx, repo, objects).await {
                 Ok(()) => match attempt(&mut db_tx, repo, tx).await {
                     Ok(entries) => crate::audit::append_all(&mut db_tx, audit.to_vec())

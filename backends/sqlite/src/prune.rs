@@ -2,7 +2,7 @@
 //! that finds the newest ref-log entry unchanged cannot interleave with a publish.
 
 use async_trait::async_trait;
-use pangolin_refs::Prune;
+use pangolin_refs::{Prune, RefMoves};
 use pangolin_store::{BackendError, ObjectId, RepoId};
 use sqlx::Row;
 
@@ -11,7 +11,10 @@ use crate::{SqliteBackend, classify};
 /// Ids per `DELETE ... IN (...)`.
 const DELETE_CHUNK: usize = 500;
 
-async fn ref_moves(conn: &mut sqlx::SqliteConnection, repo: &RepoId) -> Result<u64, BackendError> {
+async fn ref_moves(
+    conn: &mut sqlx::SqliteConnection,
+    repo: &RepoId,
+) -> Result<RefMoves, BackendError> {
     const OP: &str = "prune.ref_moves";
     let row = sqlx::query("SELECT coalesce(max(sequence), 0) AS moves FROM ref_log WHERE repo = ?")
         .bind(repo.as_str())
@@ -19,12 +22,13 @@ async fn ref_moves(conn: &mut sqlx::SqliteConnection, repo: &RepoId) -> Result<u
         .await
         .map_err(|e| classify(OP, e))?;
     let moves: i64 = row.try_get("moves").map_err(|e| classify(OP, e))?;
-    Ok(crate::to_u64(moves))
+    // Sequence numbers are never reused, and writes are serialized: the newest one is enough.
+    Ok(RefMoves(u128::from(crate::to_u64(moves))))
 }
 
 #[async_trait]
 impl Prune for SqliteBackend {
-    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError> {
         let mut conn = self
             .pool()
             .acquire()
@@ -70,7 +74,7 @@ impl Prune for SqliteBackend {
     async fn delete_objects(
         &self,
         repo: &RepoId,
-        moves: u64,
+        moves: RefMoves,
         ids: &[ObjectId],
     ) -> Result<bool, BackendError> {
         const OP: &str = "prune.delete_objects";

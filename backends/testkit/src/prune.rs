@@ -75,7 +75,7 @@ pub async fn deletes_apply_only_while_no_ref_moved<B: Backend>(backend: Arc<B>) 
     );
     assert!(backend.contains(&repo, &objects[2].id).await.expect("get"));
     let moved = backend.ref_moves(&repo).await.expect("moves");
-    assert!(moved > moves);
+    assert_ne!(moved, moves);
     assert!(
         backend
             .delete_objects(&repo, moved, &[objects[2].id, object(404).id])
@@ -203,5 +203,5 @@ pub async fn dropping_a_repository_removes_everything_of_it<B: Backend>(backend:
         )
         .await
         .expect("recreate");
-    assert!(backend.ref_moves(&repo).await.expect("moves") > before);
+    assert_ne!(backend.ref_moves(&repo).await.expect("moves"), before);
 }

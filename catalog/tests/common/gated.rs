@@ -12,8 +12,8 @@ use pangolin_records::{
     RecordPage, RecordStore,
 };
 use pangolin_refs::{
-    LogQuery, Prune, Publish, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError,
-    Transaction,
+    LogQuery, Prune, Publish, RefLogEntry, RefMoves, RefPage, RefQuery, RefStore, Reference,
+    TransactError, Transaction,
 };
 use pangolin_store::{
     BackendError, HashPrefix, ObjectId, ObjectStore, RawObject, RepoId, Timestamp,
@@ -96,7 +96,7 @@ impl RefStore for Gated {
 
 #[async_trait]
 impl Prune for Gated {
-    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError> {
         self.inner.ref_moves(repo).await
     }
 
@@ -112,7 +112,7 @@ impl Prune for Gated {
     async fn delete_objects(
         &self,
         repo: &RepoId,
-        moves: u64,
+        moves: RefMoves,
         ids: &[ObjectId],
     ) -> Result<bool, BackendError> {
         self.deletes.fetch_add(1, Ordering::SeqCst);

@@ -1,7 +1,7 @@
 //! Deleting unreachable objects and whole repositories, under the repository's lock: the one
 //! every publish holds while it checks its refs and writes its batch.
 
-use pangolin_refs::Prune;
+use pangolin_refs::{Prune, RefMoves};
 
 use super::*;
 
@@ -12,18 +12,19 @@ fn sequence_key(repo: &RepoId) -> Vec<u8> {
 }
 
 impl Inner {
-    fn ref_moves(&self, repo: &RepoId, operation: &'static str) -> Result<u64, BackendError> {
-        Ok(self
+    fn ref_moves(&self, repo: &RepoId, operation: &'static str) -> Result<RefMoves, BackendError> {
+        let next = self
             .get(META, &sequence_key(repo), operation)?
             .map(|v| u64_from(&v, operation))
             .transpose()?
-            .unwrap_or(0))
+            .unwrap_or(0);
+        Ok(RefMoves(u128::from(next)))
     }
 }
 
 #[async_trait]
 impl Prune for RocksBackend {
-    async fn ref_moves(&self, repo: &RepoId) -> Result<u64, BackendError> {
+    async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError> {
         const OP: &str = "prune.ref_moves";
         let repo = repo.clone();
         self.blocking(OP, move |inner| {
@@ -62,7 +63,7 @@ impl Prune for RocksBackend {
     async fn delete_objects(
         &self,
         repo: &RepoId,
-        moves: u64,
+        moves: RefMoves,
         ids: &[ObjectId],
     ) -> Result<bool, BackendError> {
         const OP: &str = "prune.delete_objects";
