@@ -363,11 +363,7 @@ impl Catalog {
         let Some(policy) = &self.retention else {
             return Ok(());
         };
-        let since = Timestamp::from_millis(
-            Timestamp::now()
-                .as_millis()
-                .saturating_sub(i64::try_from(policy.history_ms).unwrap_or(i64::MAX)),
-        );
+        let since = policy.catalog_cutoff(Timestamp::now());
         if self.odb.commit(&commit).await?.time >= since {
             return Ok(());
         }

@@ -16,6 +16,7 @@
 //!
 //! [`Prune`]: pangolin_refs::Prune
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use pangolin_store::{BackendError, Object, ObjectId, ObjectKind, Timestamp};
@@ -111,10 +112,9 @@ impl Catalog {
         let now = Timestamp::now();
         let mut report = CollectReport {
             started_ms: now.as_millis(),
-            history_cutoff_ms: self.retention().map(|policy| {
-                now.as_millis()
-                    .saturating_sub(i64::try_from(policy.history_ms).unwrap_or(i64::MAX))
-            }),
+            history_cutoff_ms: self
+                .retention()
+                .map(|policy| policy.catalog_cutoff(now).as_millis()),
             ..CollectReport::default()
         };
         progress.enter(Phase::Marking);
@@ -143,6 +143,8 @@ impl Catalog {
             .history_cutoff_ms
             .map(|cutoff| cutoff.saturating_sub(slack_ms));
         let mut kept = 0;
+        // The others: still unreachable unless a kept one reaches them.
+        let mut old_commits = HashSet::new();
         for batch in unreachable.chunks(READ_BATCH) {
             for (id, raw) in batch.iter().zip(store.get_many(repo, batch).await?) {
                 let Some(raw) = raw.filter(|raw| raw.kind == ObjectKind::Commit) else {
@@ -162,6 +164,8 @@ impl Catalog {
                 if keep_after.is_none_or(|after| time >= after) {
                     reach.push(*id);
                     kept += 1;
+                } else {
+                    old_commits.insert(*id);
                 }
             }
         }
@@ -172,15 +176,9 @@ impl Catalog {
         report.reachable = report.objects - unreachable.len();
         report.unreachable = unreachable.len();
         progress.set(&progress.unreachable, unreachable.len());
-        for batch in unreachable.chunks(READ_BATCH) {
-            report.unreachable_commits += store
-                .get_many(repo, batch)
-                .await?
-                .iter()
-                .flatten()
-                .filter(|raw| raw.kind == ObjectKind::Commit)
-                .count();
-        }
+        let commits_among =
+            |ids: &[ObjectId]| ids.iter().filter(|id| old_commits.contains(id)).count();
+        report.unreachable_commits = commits_among(&unreachable);
         tracing::info!(
             objects = report.objects,
             unreachable = report.unreachable,
@@ -220,7 +218,9 @@ impl Catalog {
             unreachable.extend(rest);
             progress.enter(Phase::Deleting);
         }
+        // Walks during the deletes may have reached some after all.
         report.unreachable = unreachable.len();
+        report.unreachable_commits = commits_among(&unreachable);
         report.missing = reach.missing();
         progress.enter(Phase::Done);
         tracing::info!(

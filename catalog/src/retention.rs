@@ -82,9 +82,19 @@ impl RetentionPolicy {
 
     /// The oldest time of `reference`'s history still retained at `now`.
     pub fn cutoff(&self, reference: &Reference, now: Timestamp) -> Timestamp {
-        let window = i64::try_from(self.history_ms(reference)).unwrap_or(i64::MAX);
-        Timestamp::from_millis(now.as_millis().saturating_sub(window))
+        before(now, self.history_ms(reference))
     }
+
+    /// The oldest commit time the catalog's own window retains at `now`: for commits read by
+    /// a bare hash, which no ref's window covers.
+    pub fn catalog_cutoff(&self, now: Timestamp) -> Timestamp {
+        before(now, self.history_ms)
+    }
+}
+
+fn before(now: Timestamp, window_ms: u64) -> Timestamp {
+    let window = i64::try_from(window_ms).unwrap_or(i64::MAX);
+    Timestamp::from_millis(now.as_millis().saturating_sub(window))
 }
 
 /// Whether `name` matches `pattern`, where `*` matches any run of characters.
