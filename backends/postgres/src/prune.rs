@@ -1,13 +1,13 @@
 //! Deleting unreachable objects and whole repositories.
 //!
-//! A delete runs in one transaction: the `DELETE`, then a count of the repository's ref-log
-//! entries (with the newest entry's number), committed only if they are as read before history
-//! was walked. A publish
-//! that found an object stored holds that row locked (see `objects::insert_objects`) until it
-//! commits with its ref-log entries, so the `DELETE` waits for it and the count, a later
-//! statement, sees its move; a publish that comes after the `DELETE` waits for it to end and
-//! stores the object again. The count, not the newest sequence number, because numbers are
-//! taken before commit: a smaller one can commit after a larger one was read.
+//! A delete runs in one transaction: the `DELETE`, then a reading of the repository's ref log
+//! (how many entries, and the newest entry's number), committed only if it is what was read
+//! before history was walked. A publish that found an object stored holds that row locked (see
+//! `objects::insert_objects`) until it commits with its ref-log entries, so the `DELETE` waits
+//! for it and the reading, a later statement, sees its move; a publish that comes after the
+//! `DELETE` waits for it to end and stores the object again. The count, not only the newest
+//! number, because numbers are taken before commit: a smaller one can commit after a larger
+//! one was read.
 
 use async_trait::async_trait;
 use pangolin_refs::{Prune, RefMoves};
