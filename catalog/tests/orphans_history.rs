@@ -3,7 +3,9 @@
 //! every table at every commit that a ref, a tag or a ref log reaches loads, and every file its
 //! snapshots read (manifest lists, manifests, data files) is still there; every stray file in
 //! the folder of a table those commits hold is gone. (A table that only a deleted branch ever
-//! held has no retained commit to name its folder, so its folder is not listed at all.)
+//! held has no retained commit to name its folder, so its folder is not listed at all.) Then
+//! the store's objects are collected with every ref-log entry past its window: everything the
+//! heads of branches and tags reach is still whole, and every other commit is gone.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -12,9 +14,11 @@ use std::collections::BTreeSet;
 
 use common::files::*;
 use common::lake::*;
+use pangolin_catalog::collect::CollectRequest;
 use pangolin_catalog::iceberg::expire::Retention;
 use pangolin_catalog::iceberg::manifest;
 use pangolin_catalog::reach;
+use pangolin_catalog::retention::RetentionPolicy;
 use pangolin_store::Content;
 use pangolin_store::tree::{self, KeyRange};
 use proptest::prelude::*;
@@ -285,8 +289,66 @@ proptest! {
                 for stray in kept {
                     assert!(exists(stray), "{stray} is outside every retained table's folder");
                 }
+
+                // Then the store's objects, with every ref-log entry past a short window: what
+                // the heads reach stays whole and every table on it loads; every other commit
+                // history ever logged is gone.
+                let logged = retained_commits(catalog).await;
+                let heads = head_history(catalog).await;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                let short = catalog.clone().with_retention(Some(Arc::new(RetentionPolicy {
+                    history_ms: 10,
+                    branches: Vec::new(),
+                })));
+                let request = CollectRequest { dry_run: false, slack_ms: 0 };
+                let collected = short
+                    .collect_objects(request, Arc::default())
+                    .await
+                    .unwrap();
+                assert_eq!(collected.deleted, collected.unreachable, "{collected:?}");
+                let store = catalog.store().as_ref();
+                let repo = catalog.odb().repo();
+                let mut whole = reach::Reach::default();
+                for commit in &heads {
+                    whole.push(*commit);
+                }
+                while !whole.next(store, repo).await.unwrap().is_empty() {}
+                let mut held = Held::default();
+                for commit in &heads {
+                    check_commit(catalog, *commit, &mut held).await;
+                }
+                for gone in logged.difference(&heads) {
+                    assert!(!store.contains(repo, gone).await.unwrap(), "{gone} outlived its window");
+                }
             });
     }
+}
+
+/// Every commit the heads of branches and tags reach.
+async fn head_history(catalog: &Catalog) -> BTreeSet<ObjectId> {
+    let mut frontier: Vec<ObjectId> =
+        reach::all_refs(catalog.store().as_ref(), catalog.odb().repo())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(_, head)| head)
+            .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(id) = frontier.pop() {
+        if seen.insert(id) {
+            frontier.extend(
+                catalog
+                    .odb()
+                    .commit(&id)
+                    .await
+                    .unwrap()
+                    .parents
+                    .iter()
+                    .copied(),
+            );
+        }
+    }
+    seen
 }
 
 /// Writers appending while sweeps run lose nothing: their files are newer than the grace
