@@ -19,7 +19,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use pangolin_store::{BackendError, Object, ObjectId, ObjectKind, Timestamp};
+use pangolin_store::{BackendError, ObjectId, ObjectKind, Timestamp};
 
 use crate::catalog::Catalog;
 use crate::orphans::{Phase, SweepProgress};
@@ -28,14 +28,8 @@ use crate::reach::{self, Reach, ReachError};
 /// How much longer than their windows history is kept.
 pub const SLACK_MS: i64 = 3600 * 1000;
 
-/// Object ids listed at once.
-const LIST_PAGE: usize = 10_000;
-
 /// Objects deleted in one backend call.
 const DELETE_BATCH: usize = 1000;
-
-/// Objects read at once when looking for unreachable commits still in the window.
-const READ_BATCH: usize = 256;
 
 /// Times history may be walked again because writers moved refs during the deletes.
 const MAX_REWALKS: usize = 50;
@@ -125,59 +119,42 @@ impl Catalog {
             .await?;
 
         progress.enter(Phase::Listing);
+        let listed = reach::stored_objects(store, repo, None, |n| {
+            progress.add(&progress.objects_listed, n);
+        })
+        .await?;
+        report.objects = listed.len();
         let mut unreachable = Vec::new();
-        let mut after = None;
-        loop {
-            let page = store.list_objects(repo, after, LIST_PAGE).await?;
-            let Some(last) = page.last().copied() else {
-                break;
-            };
-            report.objects += page.len();
-            progress.add(&progress.objects_listed, page.len());
-            unreachable.extend(page.into_iter().filter(|id| !reach.contains(id)));
-            after = Some(last);
+        let mut commits = Vec::new();
+        for (id, kind) in listed.into_iter().filter(|(id, _)| !reach.contains(id)) {
+            unreachable.push(id);
+            if kind == ObjectKind::Commit {
+                commits.push(id);
+            }
         }
 
         // Commits no ref reaches but a bare hash may still read.
         let keep_after = report
             .history_cutoff_ms
             .map(|cutoff| cutoff.saturating_sub(slack_ms));
-        let mut kept = 0;
-        // The others: still unreachable unless a kept one reaches them.
-        let mut old_commits = HashSet::new();
-        for batch in unreachable.chunks(READ_BATCH) {
-            for (id, raw) in batch.iter().zip(store.get_many(repo, batch).await?) {
-                let Some(raw) = raw.filter(|raw| raw.kind == ObjectKind::Commit) else {
-                    continue;
-                };
-                let time = match Object::decode(&raw) {
-                    Ok(Object::Commit(commit)) => commit.time.as_millis(),
-                    Ok(_) => continue,
-                    Err(error) => {
-                        return Err(ReachError::Corrupt {
-                            id: *id,
-                            reason: error.to_string(),
-                        }
-                        .into());
-                    }
-                };
-                if keep_after.is_none_or(|after| time >= after) {
-                    reach.push(*id);
-                    kept += 1;
-                } else {
-                    old_commits.insert(*id);
-                }
-            }
+        let kept = reach::commits_since(store, repo, &commits, keep_after).await?;
+        report.retained_commits = kept.len();
+        for (id, _) in kept {
+            reach.push(id);
         }
-        report.retained_commits = kept;
+        // Those not kept stay unreachable unless a kept one reaches them.
+        let unreachable_commits: HashSet<ObjectId> = commits.into_iter().collect();
         walk(self, &mut reach, &progress).await?;
         report.missing = reach.missing();
         unreachable.retain(|id| !reach.contains(id));
         report.reachable = report.objects - unreachable.len();
         report.unreachable = unreachable.len();
         progress.set(&progress.unreachable, unreachable.len());
-        let commits_among =
-            |ids: &[ObjectId]| ids.iter().filter(|id| old_commits.contains(id)).count();
+        let commits_among = |ids: &[ObjectId]| {
+            ids.iter()
+                .filter(|id| unreachable_commits.contains(id))
+                .count()
+        };
         report.unreachable_commits = commits_among(&unreachable);
         tracing::info!(
             objects = report.objects,

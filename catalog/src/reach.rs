@@ -5,9 +5,12 @@
 //! id once costs the number of distinct objects, not commits times catalog size.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
-use pangolin_refs::{LogQuery, RefQuery, Reference};
-use pangolin_store::{BackendError, Object, ObjectId, ObjectStore, RawObject, RepoId, Timestamp};
+use pangolin_refs::{LogQuery, ObjectQuery, RefQuery, Reference};
+use pangolin_store::{
+    BackendError, Commit, Object, ObjectId, ObjectKind, ObjectStore, RawObject, RepoId, Timestamp,
+};
 
 use crate::store::Store;
 
@@ -16,6 +19,9 @@ const BATCH: usize = 256;
 
 /// Refs and ref-log entries read at once.
 const PAGE: usize = 1000;
+
+/// Object ids listed at once.
+const LIST_PAGE: usize = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReachError {
@@ -84,6 +90,58 @@ pub async fn logged_heads(
             _ => return Ok(heads),
         }
     }
+}
+
+/// Every object `repo` stores, or every one of `kind`, with its kind, in id order.
+pub async fn stored_objects(
+    store: &dyn Store,
+    repo: &RepoId,
+    kind: Option<ObjectKind>,
+    mut listed: impl FnMut(usize),
+) -> Result<Vec<(ObjectId, ObjectKind)>, BackendError> {
+    let mut objects = Vec::new();
+    let mut query = ObjectQuery {
+        kind,
+        after: None,
+        limit: LIST_PAGE,
+    };
+    loop {
+        let page = store.list_objects(repo, query).await?;
+        let Some((last, _)) = page.last().copied() else {
+            return Ok(objects);
+        };
+        listed(page.len());
+        objects.extend(page);
+        query.after = Some(last);
+    }
+}
+
+/// The commits among `ids` made at or after `since` (all of them when `None`), read in
+/// batches. Ids no longer stored (a concurrent collection took them) are skipped.
+pub async fn commits_since(
+    store: &dyn ObjectStore,
+    repo: &RepoId,
+    ids: &[ObjectId],
+    since: Option<i64>,
+) -> Result<Vec<(ObjectId, Arc<Commit>)>, ReachError> {
+    let mut commits = Vec::new();
+    for batch in ids.chunks(BATCH) {
+        for (id, raw) in batch.iter().zip(store.get_many(repo, batch).await?) {
+            let Some(raw) = raw else { continue };
+            let corrupt = |reason: String| ReachError::Corrupt { id: *id, reason };
+            let Object::Commit(commit) =
+                Object::decode(&raw).map_err(|e| corrupt(e.to_string()))?
+            else {
+                return Err(corrupt(
+                    "listed as a commit, stored as a tree node".to_owned(),
+                ));
+            };
+            if since.is_none_or(|since| commit.time.as_millis() >= since) {
+                commits.push((*id, commit));
+            }
+        }
+    }
+    Ok(commits)
 }
 
 /// The objects an object points to: a commit's parents, tree and skip pointers; an inner

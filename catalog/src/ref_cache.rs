@@ -19,11 +19,11 @@ use pangolin_records::{
     RecordPage, RecordStore,
 };
 use pangolin_refs::{
-    LogQuery, Prune, Publish, RefLogEntry, RefMoves, RefPage, RefQuery, RefStore, Reference,
-    TransactError, Transaction,
+    LogQuery, ObjectQuery, Prune, Publish, RefLogEntry, RefMoves, RefPage, RefQuery, RefStore,
+    Reference, TransactError, Transaction,
 };
 use pangolin_store::{
-    BackendError, HashPrefix, ObjectId, ObjectStore, RawObject, RepoId, Timestamp,
+    BackendError, HashPrefix, ObjectId, ObjectKind, ObjectStore, RawObject, RepoId, Timestamp,
 };
 use parking_lot::Mutex;
 
@@ -149,10 +149,9 @@ impl Prune for SoleWriterRefCache {
     async fn list_objects(
         &self,
         repo: &RepoId,
-        after: Option<ObjectId>,
-        limit: usize,
-    ) -> Result<Vec<ObjectId>, BackendError> {
-        self.inner.list_objects(repo, after, limit).await
+        query: ObjectQuery,
+    ) -> Result<Vec<(ObjectId, ObjectKind)>, BackendError> {
+        self.inner.list_objects(repo, query).await
     }
 
     async fn delete_objects(

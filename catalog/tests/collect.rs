@@ -8,20 +8,12 @@ mod common;
 
 use std::time::Duration;
 
+use common::files::window;
 use common::lake::*;
 use pangolin_catalog::collect::{CollectReport, CollectRequest};
 use pangolin_catalog::orphans::SweepProgress;
 use pangolin_catalog::reach::Reach;
-use pangolin_catalog::retention::RetentionPolicy;
 use pangolin_store::{ObjectKind, RawObject};
-
-/// A window of `ms` (far below what the API accepts, so tests need not wait an hour).
-fn policy(ms: u64) -> Option<Arc<RetentionPolicy>> {
-    Some(Arc::new(RetentionPolicy {
-        history_ms: ms,
-        branches: Vec::new(),
-    }))
-}
 
 async fn collect(catalog: &Catalog, dry_run: bool) -> CollectReport {
     let request = CollectRequest {
@@ -78,7 +70,7 @@ async fn deleted_branch_then_collected(lake: Lake) {
     lake.catalog.resolve(&spec(&dev.to_hex())).await.unwrap();
 
     // Past a window, dev's two commits and the trees only they had go.
-    let catalog = lake.catalog.with_retention(policy(10));
+    let catalog = lake.catalog.with_retention(window(10));
     tokio::time::sleep(Duration::from_millis(30)).await;
     let dry = collect(&catalog, true).await;
     assert_eq!(dry.unreachable_commits, 2, "{dry:?}");
@@ -130,12 +122,12 @@ async fn commits_a_ref_log_records_stay_inside_the_window() {
     let day = lake
         .catalog
         .clone()
-        .with_retention(policy(24 * 3600 * 1000));
+        .with_retention(window(24 * 3600 * 1000));
     let kept = collect(&day, false).await;
     assert_eq!(kept.unreachable, 0, "{kept:?}");
     assert!(stored(&day, appended).await);
     // Past a short one the append goes; main's head and history stay whole.
-    let short = lake.catalog.with_retention(policy(10));
+    let short = lake.catalog.with_retention(window(10));
     tokio::time::sleep(Duration::from_millis(30)).await;
     let done = collect(&short, false).await;
     assert_eq!(done.unreachable_commits, 1, "{done:?}");
@@ -172,7 +164,7 @@ async fn objects_no_commit_names_go_even_without_a_policy() {
 /// Rounds of a branch made, written and deleted, then collected while a writer commits on
 /// main: the branch's objects go, and main stays whole with every namespace it was given.
 async fn writers_racing_collections_lose_nothing(lake: Lake) {
-    let catalog = lake.catalog.with_retention(policy(10));
+    let catalog = lake.catalog.with_retention(window(10));
     for round in 0..12 {
         new_branch(&catalog, "tmp", "main").await;
         catalog
@@ -274,7 +266,7 @@ async fn a_tree_rebuilt_after_the_walk_and_before_the_delete_is_kept() {
     tokio::time::sleep(Duration::from_millis(30)).await;
 
     let collector = {
-        let catalog = lake.catalog.clone().with_retention(policy(10));
+        let catalog = lake.catalog.clone().with_retention(window(10));
         tokio::spawn(async move { collect(&catalog, false).await })
     };
     while gated.deletes.load(Ordering::SeqCst) == 0 {

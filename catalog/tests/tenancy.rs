@@ -16,7 +16,9 @@ use pangolin_catalog::tenancy::{
     WarehouseUpdate,
 };
 use pangolin_catalog::{Catalog, CommitMeta, RefSpec};
-use pangolin_refs::{Expected, LogQuery, RefName, RefUpdate, Reference, Target, Transaction};
+use pangolin_refs::{
+    Expected, LogQuery, ObjectQuery, RefName, RefUpdate, Reference, Target, Transaction,
+};
 use pangolin_store::{ContentKey, Timestamp};
 
 use common::tenancy::*;
@@ -514,7 +516,7 @@ async fn a_non_empty_catalog_cannot_be_deleted(f: Fixture) {
     let repo = catalog.odb().repo();
     assert!(
         f.store
-            .list_objects(repo, None, 10)
+            .list_objects(repo, ObjectQuery::all(10))
             .await
             .unwrap()
             .is_empty()

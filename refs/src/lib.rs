@@ -7,7 +7,7 @@ pub mod store;
 pub mod transaction;
 
 pub use name::{RefKind, RefName, RefNameError, Reference};
-pub use prune::{Prune, RefMoves};
+pub use prune::{ObjectQuery, Prune, RefMoves};
 pub use store::{LogQuery, Publish, RefPage, RefQuery, RefStore};
 pub use transaction::{
     Expected, InvalidTransaction, RefLogEntry, RefUpdate, Target, TransactError, Transaction,

@@ -9,7 +9,7 @@
 //! objects and moves refs in one step.
 
 use async_trait::async_trait;
-use pangolin_store::{BackendError, ObjectId, ObjectStore, RepoId};
+use pangolin_store::{BackendError, ObjectId, ObjectKind, ObjectStore, RepoId};
 
 use crate::store::RefStore;
 
@@ -18,6 +18,34 @@ use crate::store::RefStore;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RefMoves(pub u128);
 
+/// Which of a repository's objects [`Prune::list_objects`] returns: those after `after` in id
+/// order, only of `kind` when it is given, at most `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectQuery {
+    pub kind: Option<ObjectKind>,
+    pub after: Option<ObjectId>,
+    pub limit: usize,
+}
+
+impl ObjectQuery {
+    /// The first `limit` objects of any kind.
+    pub fn all(limit: usize) -> Self {
+        Self {
+            kind: None,
+            after: None,
+            limit,
+        }
+    }
+
+    /// The first `limit` objects of `kind`.
+    pub fn of(kind: ObjectKind, limit: usize) -> Self {
+        Self {
+            kind: Some(kind),
+            ..Self::all(limit)
+        }
+    }
+}
+
 /// What a backend offers the object collector and catalog deletion.
 #[async_trait]
 pub trait Prune: ObjectStore + RefStore {
@@ -25,13 +53,13 @@ pub trait Prune: ObjectStore + RefStore {
     /// comes back to an earlier value, even across [`drop_repo`](Self::drop_repo).
     async fn ref_moves(&self, repo: &RepoId) -> Result<RefMoves, BackendError>;
 
-    /// The ids of `repo`'s objects after `after`, at most `limit`, in id order.
+    /// The ids and kinds of `repo`'s objects that `query` asks for, in id order. The next page
+    /// starts after the last id of this one.
     async fn list_objects(
         &self,
         repo: &RepoId,
-        after: Option<ObjectId>,
-        limit: usize,
-    ) -> Result<Vec<ObjectId>, BackendError>;
+        query: ObjectQuery,
+    ) -> Result<Vec<(ObjectId, ObjectKind)>, BackendError>;
 
     /// Deletes `ids` from `repo` if [`ref_moves`](Self::ref_moves) still reads `moves`, in one
     /// step no publish interleaves with. `Ok(false)`: a ref moved, nothing was deleted.

@@ -2,8 +2,10 @@
 //! which publishes hold while they store their objects and move their refs.
 
 use async_trait::async_trait;
-use pangolin_refs::{Prune, RefMoves};
-use pangolin_store::{BackendError, ObjectId, RepoId};
+use std::ops::Bound;
+
+use pangolin_refs::{ObjectQuery, Prune, RefMoves};
+use pangolin_store::{BackendError, ObjectId, ObjectKind, RepoId};
 
 use crate::MemoryBackend;
 
@@ -18,22 +20,19 @@ impl Prune for MemoryBackend {
     async fn list_objects(
         &self,
         repo: &RepoId,
-        after: Option<ObjectId>,
-        limit: usize,
-    ) -> Result<Vec<ObjectId>, BackendError> {
+        query: ObjectQuery,
+    ) -> Result<Vec<(ObjectId, ObjectKind)>, BackendError> {
         let objects = self.objects.read();
         let Some(map) = objects.get(repo) else {
             return Ok(Vec::new());
         };
-        let ids = match after {
-            Some(after) => map
-                .range((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
-                .map(|(id, _)| *id)
-                .take(limit)
-                .collect(),
-            None => map.keys().copied().take(limit).collect(),
-        };
-        Ok(ids)
+        let start = query.after.map_or(Bound::Unbounded, Bound::Excluded);
+        Ok(map
+            .range((start, Bound::Unbounded))
+            .map(|(id, object)| (*id, object.kind))
+            .filter(|(_, kind)| query.kind.is_none_or(|wanted| wanted == *kind))
+            .take(query.limit)
+            .collect())
     }
 
     async fn delete_objects(

@@ -2,8 +2,8 @@
 //! that finds the newest ref-log entry unchanged cannot interleave with a publish.
 
 use async_trait::async_trait;
-use pangolin_refs::{Prune, RefMoves};
-use pangolin_store::{BackendError, ObjectId, RepoId};
+use pangolin_refs::{ObjectQuery, Prune, RefMoves};
+use pangolin_store::{BackendError, BackendErrorKind, ObjectId, ObjectKind, RepoId};
 use sqlx::Row;
 
 use crate::{SqliteBackend, classify};
@@ -40,33 +40,37 @@ impl Prune for SqliteBackend {
     async fn list_objects(
         &self,
         repo: &RepoId,
-        after: Option<ObjectId>,
-        limit: usize,
-    ) -> Result<Vec<ObjectId>, BackendError> {
+        query: ObjectQuery,
+    ) -> Result<Vec<(ObjectId, ObjectKind)>, BackendError> {
         const OP: &str = "prune.list_objects";
-        let after = after.map(|id| id.as_bytes().to_vec());
+        let after = query.after.map(|id| id.as_bytes().to_vec());
+        let kind = query.kind.map(|kind| i64::from(kind.as_u8()));
         let rows = sqlx::query(
-            "SELECT id FROM objects WHERE repo = ? AND (? IS NULL OR id > ?) ORDER BY id LIMIT ?",
+            "SELECT id, kind FROM objects WHERE repo = ? AND (? IS NULL OR id > ?) \
+             AND (? IS NULL OR kind = ?) ORDER BY id LIMIT ?",
         )
         .bind(repo.as_str())
         .bind(after.clone())
         .bind(after)
-        .bind(crate::to_i64(limit as u64))
+        .bind(kind)
+        .bind(kind)
+        .bind(crate::to_i64(query.limit as u64))
         .fetch_all(self.pool())
         .await
         .map_err(|e| classify(OP, e))?;
+        let corrupt = |what: &str| BackendError::new(BackendErrorKind::Corrupt, OP, what);
         rows.iter()
             .map(|row| {
-                let raw: Vec<u8> = row.try_get("id").map_err(|e| classify(OP, e))?;
-                <[u8; 32]>::try_from(raw)
+                let id: Vec<u8> = row.try_get("id").map_err(|e| classify(OP, e))?;
+                let kind: i64 = row.try_get("kind").map_err(|e| classify(OP, e))?;
+                let id = <[u8; 32]>::try_from(id)
                     .map(ObjectId::from_bytes)
-                    .map_err(|_| {
-                        BackendError::new(
-                            pangolin_store::BackendErrorKind::Corrupt,
-                            OP,
-                            "stored object has an id that is not 32 bytes",
-                        )
-                    })
+                    .map_err(|_| corrupt("stored object has an id that is not 32 bytes"))?;
+                let kind = u8::try_from(kind)
+                    .ok()
+                    .and_then(ObjectKind::from_u8)
+                    .ok_or_else(|| corrupt("stored object has an unknown kind"))?;
+                Ok((id, kind))
             })
             .collect()
     }

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use pangolin_refs::{Expected, LogQuery, Target};
-use pangolin_store::{ObjectId, RawObject};
+use pangolin_refs::{Expected, LogQuery, ObjectQuery, Target};
+use pangolin_store::{ObjectId, ObjectKind, RawObject};
 
 use crate::refs::{tx, update};
 use crate::{Backend, branch, commit_id, fresh_repo, object};
@@ -11,29 +11,50 @@ use crate::{Backend, branch, commit_id, fresh_repo, object};
 pub async fn listing_objects_pages_in_id_order<B: Backend>(backend: Arc<B>) {
     let repo = fresh_repo();
     let other = fresh_repo();
-    let objects: Vec<RawObject> = (0..25).map(object).collect();
+    let mut objects: Vec<RawObject> = (0..25).map(object).collect();
+    // Commits among the tree nodes, so a listing of one kind skips the others.
+    objects.extend((0..7).map(|seed| {
+        let data = format!("commit body {seed}").into_bytes();
+        RawObject {
+            id: ObjectId::compute(ObjectKind::Commit, &data),
+            kind: ObjectKind::Commit,
+            data: data.into(),
+        }
+    }));
     backend.put_many(&repo, &objects).await.expect("put");
     backend
         .put_many(&other, &[object(100)])
         .await
         .expect("put other");
-    let mut expected: Vec<ObjectId> = objects.iter().map(|o| o.id).collect();
+    let mut expected: Vec<(ObjectId, ObjectKind)> =
+        objects.iter().map(|o| (o.id, o.kind)).collect();
     expected.sort();
-    let mut listed = Vec::new();
-    let mut after = None;
-    loop {
-        let page = backend.list_objects(&repo, after, 10).await.expect("list");
-        assert!(page.len() <= 10);
-        let Some(last) = page.last().copied() else {
-            break;
+    for kind in [None, Some(ObjectKind::Commit), Some(ObjectKind::Tree)] {
+        let mut listed = Vec::new();
+        let mut query = ObjectQuery {
+            kind,
+            after: None,
+            limit: 3,
         };
-        listed.extend(page);
-        after = Some(last);
+        loop {
+            let page = backend.list_objects(&repo, query).await.expect("list");
+            assert!(page.len() <= 3);
+            let Some((last, _)) = page.last().copied() else {
+                break;
+            };
+            listed.extend(page);
+            query.after = Some(last);
+        }
+        let wanted: Vec<(ObjectId, ObjectKind)> = expected
+            .iter()
+            .filter(|(_, k)| kind.is_none_or(|kind| kind == *k))
+            .copied()
+            .collect();
+        assert_eq!(listed, wanted, "{kind:?}");
     }
-    assert_eq!(listed, expected);
     assert!(
         backend
-            .list_objects(&fresh_repo(), None, 10)
+            .list_objects(&fresh_repo(), ObjectQuery::all(10))
             .await
             .expect("list empty")
             .is_empty()
@@ -170,7 +191,7 @@ pub async fn dropping_a_repository_removes_everything_of_it<B: Backend>(backend:
     );
     assert!(
         backend
-            .list_objects(&repo, None, 10)
+            .list_objects(&repo, ObjectQuery::all(10))
             .await
             .expect("list")
             .is_empty()
@@ -185,7 +206,7 @@ pub async fn dropping_a_repository_removes_everything_of_it<B: Backend>(backend:
     );
     assert_eq!(
         backend
-            .list_objects(&kept, None, 10)
+            .list_objects(&kept, ObjectQuery::all(10))
             .await
             .expect("list")
             .len(),

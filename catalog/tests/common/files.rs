@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 use apache_avro::types::Value as Avro;
 use apache_avro::{Codec, DeflateSettings, Schema as AvroSchema, Writer};
 use pangolin_catalog::orphans::{SweepReport, SweepRequest};
+use pangolin_catalog::retention::RetentionPolicy;
 
 use super::lake::*;
 
@@ -147,6 +148,15 @@ pub async fn append_with_files(
         .await
         .unwrap();
     files
+}
+
+/// A retention policy keeping `ms` of history (far below what the API accepts, so tests need
+/// not wait an hour).
+pub fn window(ms: u64) -> Option<Arc<RetentionPolicy>> {
+    Some(Arc::new(RetentionPolicy {
+        history_ms: ms,
+        branches: Vec::new(),
+    }))
 }
 
 pub fn sweep_request(dry_run: bool) -> SweepRequest {

@@ -1,7 +1,7 @@
 //! Deleting unreachable objects and whole repositories, under the repository's lock: the one
 //! every publish holds while it checks its refs and writes its batch.
 
-use pangolin_refs::{Prune, RefMoves};
+use pangolin_refs::{ObjectQuery, Prune, RefMoves};
 
 use super::*;
 
@@ -38,26 +38,32 @@ impl Prune for RocksBackend {
     async fn list_objects(
         &self,
         repo: &RepoId,
-        after: Option<ObjectId>,
-        limit: usize,
-    ) -> Result<Vec<ObjectId>, BackendError> {
+        query: ObjectQuery,
+    ) -> Result<Vec<(ObjectId, ObjectKind)>, BackendError> {
         const OP: &str = "prune.list_objects";
         let prefix = repo_prefix(repo);
         let mut start = prefix.clone();
-        if let Some(after) = after {
+        if let Some(after) = query.after {
             start.extend_from_slice(after.as_bytes());
             // The first key after `after`'s own.
             start.push(0);
         }
-        let mut ids = Vec::new();
+        let mut listed = Vec::new();
         for item in self.inner.scan(OBJECTS, &prefix, &start, OP)? {
-            if ids.len() == limit {
+            if listed.len() == query.limit {
                 break;
             }
-            let (key, _) = item?;
-            ids.push(id_from(&key[prefix.len()..], OP)?);
+            let (key, value) = item?;
+            // Values start with the kind byte.
+            let kind = value
+                .first()
+                .and_then(|kind| ObjectKind::from_u8(*kind))
+                .ok_or_else(|| corrupt(OP, "an object of an unknown kind"))?;
+            if query.kind.is_none_or(|wanted| wanted == kind) {
+                listed.push((id_from(&key[prefix.len()..], OP)?, kind));
+            }
         }
-        Ok(ids)
+        Ok(listed)
     }
 
     async fn delete_objects(
