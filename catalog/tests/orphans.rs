@@ -204,6 +204,82 @@ async fn files_of_a_commit_that_lands_during_the_sweep_are_kept() {
     );
 }
 
+/// A deleted branch's commits stay readable by their hashes while the catalog's window allows
+/// (always, without a policy), so they keep their files until then; once past it, what only
+/// they read goes.
+#[tokio::test]
+async fn commits_no_ref_reaches_keep_their_files_while_a_hash_may_read_them() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    create(catalog, &main(), "db.t").await;
+    let mut manifests = Vec::new();
+    let on_main = append_with_files(catalog, &main(), "db.t", 1, &mut manifests).await;
+    new_branch(catalog, "dev", "main").await;
+    let on_dev = append_with_files(catalog, &branch("dev"), "db.t", 2, &mut manifests).await;
+    // A table only `dev` ever held, with a stray in its folder.
+    let dev_only = create(catalog, &branch("dev"), "db.dev_only")
+        .await
+        .metadata
+        .location
+        .clone();
+    let dev_only_files =
+        append_with_files(catalog, &branch("dev"), "db.dev_only", 3, &mut Vec::new()).await;
+    let stray = format!("{dev_only}/data/stray.parquet");
+    put(&stray, b"stray");
+    let dangling = head(catalog, "dev").await;
+    move_ref(catalog, branch("dev"), Expected::Any, Target::Delete).await;
+    backdate(&lake.root(), &[]);
+    let by_hash = spec(&dangling.to_hex());
+
+    let report = catalog
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    assert_eq!(orphan_names(&report), ["stray.parquet"]);
+    for file in on_main.iter().chain(&on_dev).chain(&dev_only_files) {
+        assert!(exists(file), "{file}");
+    }
+    for table in ["db.t", "db.dev_only"] {
+        let loaded = catalog.load_table(&by_hash, &key(table)).await.unwrap();
+        assert!(loaded.metadata.current_snapshot_id.is_some(), "{table}");
+    }
+
+    // Inside a window, the same.
+    let kept = lake
+        .catalog
+        .clone()
+        .with_retention(window(24 * 3600 * 1000))
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    assert_eq!(kept.orphan_files, 0, "{:?}", kept.orphans);
+    assert!(exists(&on_dev[0]) && exists(&dev_only_files[0]));
+
+    // Past it, the hash is refused and what only `dev` read goes from the folders retained
+    // commits still name; `db.dev_only`'s folder no retained commit names, so it is not listed.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let catalog = lake.catalog.with_retention(window(10));
+    assert!(catalog.load_table(&by_hash, &key("db.t")).await.is_err());
+    let report = catalog
+        .sweep_orphan_files(sweep_request(false))
+        .await
+        .unwrap();
+    // Its files, and the metadata file its commit wrote.
+    let gone = orphan_names(&report);
+    assert_eq!(gone.len(), on_dev.len() + 1, "{gone:?}");
+    for file in &on_dev {
+        assert!(gone.contains(&file_name(file)) && !exists(file), "{file}");
+    }
+    assert!(
+        gone.iter().any(|f| f.ends_with(".metadata.json")),
+        "{gone:?}"
+    );
+    for file in &on_main {
+        assert!(exists(file), "{file}");
+    }
+    assert!(exists(&dev_only_files[0]));
+}
+
 #[tokio::test]
 async fn a_folder_whose_files_are_missing_is_left_alone() {
     let lake = lake().await;

@@ -1,11 +1,11 @@
 //! The sweep over random histories: branches made, reset and deleted, appends on either
-//! branch, drops, snapshot expiries, tags made and deleted, and stray files. After a sweep,
-//! every table at every commit that a ref, a tag or a ref log reaches loads, and every file its
-//! snapshots read (manifest lists, manifests, data files) is still there; every stray file in
-//! the folder of a table those commits hold is gone. (A table that only a deleted branch ever
-//! held has no retained commit to name its folder, so its folder is not listed at all.) Then
-//! the store's objects are collected with every ref-log entry past its window: everything the
-//! heads of branches and tags reach is still whole, and every other commit is gone.
+//! branch, drops, snapshot expiries, tags made and deleted, and stray files. After a sweep
+//! without a retention policy, every table at every stored commit (reached by a ref, a tag or
+//! a ref log, or only by its hash, as a deleted branch's) loads, and every file its snapshots
+//! read (manifest lists, manifests, data files) is still there; every stray file in the folder
+//! of a table those commits hold is gone. Then the store's objects are collected with every
+//! ref-log entry past its window: everything the heads of branches and tags reach is still
+//! whole, and every other commit is gone.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -18,9 +18,8 @@ use pangolin_catalog::collect::CollectRequest;
 use pangolin_catalog::iceberg::expire::Retention;
 use pangolin_catalog::iceberg::manifest;
 use pangolin_catalog::reach;
-use pangolin_catalog::retention::RetentionPolicy;
-use pangolin_store::Content;
 use pangolin_store::tree::{self, KeyRange};
+use pangolin_store::{Content, ObjectKind};
 use proptest::prelude::*;
 
 const TABLES: [&str; 2] = ["db.t0", "db.t1"];
@@ -174,33 +173,16 @@ fn current_manifests(metadata: &pangolin_catalog::iceberg::TableMetadata) -> Vec
     manifest::manifest_paths(&list).unwrap()
 }
 
-/// Every commit a ref, a tag or a ref log reaches.
+/// Every commit stored: without a retention policy, a bare hash reads any of them.
 async fn retained_commits(catalog: &Catalog) -> BTreeSet<ObjectId> {
     let store = catalog.store().as_ref();
     let repo = catalog.odb().repo();
-    let mut frontier = Vec::new();
-    for (reference, head) in reach::all_refs(store, repo).await.unwrap() {
-        frontier.push(head);
-        for (logged, _) in reach::logged_heads(store, repo, &reference).await.unwrap() {
-            frontier.push(logged);
-        }
-    }
-    let mut seen = BTreeSet::new();
-    while let Some(id) = frontier.pop() {
-        if seen.insert(id) {
-            frontier.extend(
-                catalog
-                    .odb()
-                    .commit(&id)
-                    .await
-                    .unwrap()
-                    .parents
-                    .iter()
-                    .copied(),
-            );
-        }
-    }
-    seen
+    reach::stored_objects(store, repo, Some(ObjectKind::Commit), |_| {})
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
 }
 
 /// What the tables of retained commits hold: their folders and the files their snapshots read.
@@ -278,7 +260,6 @@ proptest! {
                     let named = held.files.iter().any(|f| f.strip_prefix("file://") == Some(path));
                     assert!(!named, "{} is read by a retained commit", orphan.location);
                 }
-                // Besides the strays, the files of commits no ref keeps (a deleted branch's).
                 let (swept, kept): (Vec<&String>, Vec<&String>) = world.strays.iter().partition(
                     |stray| held.folders.iter().any(|f| stray.starts_with(&format!("{f}/"))),
                 );
@@ -292,14 +273,11 @@ proptest! {
 
                 // Then the store's objects, with every ref-log entry past a short window: what
                 // the heads reach stays whole and every table on it loads; every other commit
-                // history ever logged is gone.
-                let logged = retained_commits(catalog).await;
+                // is gone.
+                let stored = retained_commits(catalog).await;
                 let heads = head_history(catalog).await;
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                let short = catalog.clone().with_retention(Some(Arc::new(RetentionPolicy {
-                    history_ms: 10,
-                    branches: Vec::new(),
-                })));
+                let short = catalog.clone().with_retention(window(10));
                 let request = CollectRequest { dry_run: false, slack_ms: 0 };
                 let collected = short
                     .collect_objects(request, Arc::default())
@@ -317,7 +295,7 @@ proptest! {
                 for commit in &heads {
                     check_commit(catalog, *commit, &mut held).await;
                 }
-                for gone in logged.difference(&heads) {
+                for gone in stored.difference(&heads) {
                     assert!(!store.contains(repo, gone).await.unwrap(), "{gone} outlived its window");
                 }
             });

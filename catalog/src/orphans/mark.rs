@@ -1,7 +1,10 @@
 //! The mark phase: every file that table and view metadata in the catalog's history names.
 //!
 //! History is every commit reachable from a branch or tag head or from any commit their ref
-//! logs record (what `ref#<time>` can resolve to). Each tree node is read once however many
+//! logs record (what `ref#<time>` can resolve to), within the ref's retention window, and every
+//! other commit the catalog stores within its own window (what a bare hash can resolve to, even
+//! once no ref reaches it: a deleted branch's, say). So the sweep keeps the files of every
+//! commit a read may still name, and object collection keeps those commits. Each tree node is read once however many
 //! commits share it, and each metadata file, manifest list and manifest once however many
 //! tables and snapshots name it: they are immutable, so their paths are memo keys.
 
@@ -9,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use pangolin_refs::Reference;
 use pangolin_store::tree::NodeView;
-use pangolin_store::{Content, Object, ObjectId, Timestamp};
+use pangolin_store::{Content, Object, ObjectId, ObjectKind, Timestamp};
 use serde_json::Value;
 
 use crate::catalog::Catalog;
@@ -46,6 +49,8 @@ pub struct Marks {
     now: Timestamp,
     /// Retained commits walked, with the cutoff they were walked with.
     commits: HashMap<ObjectId, i64>,
+    /// Stored commits read and found older than the catalog's window.
+    outside: HashSet<ObjectId>,
     /// The tree nodes of retained commits.
     reach: Reach,
     /// Table and view metadata files met in history, not read yet.
@@ -78,6 +83,7 @@ impl Marks {
         Self {
             now,
             commits: HashMap::new(),
+            outside: HashSet::new(),
             reach: Reach::default(),
             pending_tables: BTreeSet::new(),
             pending_views: BTreeSet::new(),
@@ -179,8 +185,9 @@ impl Marks {
 
     /// Finds the retained commits not walked yet and queues their trees: every head of a
     /// branch or tag, every commit a ref's log records within its window, and their ancestors
-    /// within the window (all of them without a policy). Ancestors are never newer than their
-    /// descendants, so a walk stops at the first commit past the window.
+    /// within the window (all of them without a policy); then every other stored commit within
+    /// the catalog's window. Ancestors are never newer than their descendants, so a walk stops
+    /// at the first commit past the window.
     async fn walk_commits(
         &mut self,
         catalog: &Catalog,
@@ -242,6 +249,28 @@ impl Marks {
                     frontier.extend(commit.parents.iter().map(|p| (*p, false)));
                 }
             }
+        }
+
+        // Every other commit stored within the catalog's window. Each is listed itself, so
+        // none needs its ancestors walked.
+        let since = catalog
+            .retention()
+            .map(|policy| policy.catalog_cutoff(self.now).as_millis());
+        let unread: Vec<ObjectId> =
+            reach::stored_objects(store, repo, Some(ObjectKind::Commit), |_| {})
+                .await
+                .map_err(ReachError::from)?
+                .into_iter()
+                .map(|(id, _)| id)
+                .filter(|id| !self.commits.contains_key(id) && !self.outside.contains(id))
+                .collect();
+        self.objects_read += unread.len() as u64;
+        progress.add(&progress.objects_read, unread.len());
+        self.outside.extend(unread.iter().copied());
+        for (id, commit) in reach::commits_since(store, repo, &unread, since).await? {
+            self.outside.remove(&id);
+            self.commits.insert(id, since.unwrap_or(i64::MIN));
+            self.reach.push(commit.tree);
         }
         Ok(())
     }
