@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures::StreamExt;
 use pangolin_catalog::bundle::{Base, BundleRef, ExportError, ImportError};
+use pangolin_catalog::reach::ReachError;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
@@ -41,7 +42,7 @@ pub struct ExportRequest {
 fn export_error(error: ExportError) -> ApiError {
     match error {
         ExportError::UnknownBase { .. } => ApiError::bad_request(error.to_string()),
-        ExportError::Backend(e) => e.into(),
+        ExportError::Backend(e) | ExportError::History(ReachError::Backend(e)) => e.into(),
         other => ApiError::internal(&other),
     }
 }

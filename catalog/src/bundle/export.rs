@@ -26,24 +26,12 @@ pub enum ExportError {
         reference: Reference,
         hash: ObjectId,
     },
-    #[error("object {0} is reachable from a ref but not stored: the catalog is damaged")]
-    Missing(ObjectId),
-    #[error("object {id} is damaged: {reason}")]
-    Corrupt { id: ObjectId, reason: String },
+    #[error(transparent)]
+    History(#[from] ReachError),
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error("the export's reader went away")]
     Cancelled,
-}
-
-impl From<ReachError> for ExportError {
-    fn from(error: ReachError) -> Self {
-        match error {
-            ReachError::Missing(id) => Self::Missing(id),
-            ReachError::Corrupt { id, reason } => Self::Corrupt { id, reason },
-            ReachError::Backend(e) => Self::Backend(e),
-        }
-    }
 }
 
 /// An export whose refs were read and whose base was checked.

@@ -122,23 +122,18 @@ impl FileIo {
     /// The object store and path of a location. Crate-visible so that files other than table
     /// metadata (view metadata, see `json_io.rs`) go through the same stores.
     pub(crate) fn resolve(&self, location: &str) -> Result<(Arc<dyn ObjectStore>, Path), IoError> {
-        let url = location_url(location)?;
-        let invalid = |reason: String| IoError::InvalidLocation {
-            location: location.to_owned(),
-            reason,
-        };
-        // The path as written, not decoded as a URL path: clients read and write a location's
-        // files by its literal path, where `#`, `?` and `%` are parts of names.
-        let path = Path::parse(literal_path(location)).map_err(|e| invalid(e.to_string()))?;
-        let store_key = format!("{}://{}", url.scheme(), url.authority());
-        if let Some(store) = self.stores.lock().get(&store_key) {
+        let (url, root, path) = parse(location)?;
+        if let Some(store) = self.stores.lock().get(&root) {
             return Ok((store.clone(), path));
         }
         let options = self.options.object_store_options(url.scheme());
         let (store, _) =
-            object_store::parse_url_opts(&url, options).map_err(|e| invalid(e.to_string()))?;
+            object_store::parse_url_opts(&url, options).map_err(|e| IoError::InvalidLocation {
+                location: location.to_owned(),
+                reason: e.to_string(),
+            })?;
         let store: Arc<dyn ObjectStore> = Arc::from(store);
-        self.stores.lock().insert(store_key, store.clone());
+        self.stores.lock().insert(root, store.clone());
         Ok((store, path))
     }
 
@@ -191,29 +186,27 @@ impl FileIo {
     /// (`scheme://authority/path`), so that locations written by different clients compare
     /// equal: `/w/f` and `file:///w/f` are the same file.
     pub fn file_key(&self, location: &str) -> Result<String, IoError> {
-        let (_, path) = self.resolve(location)?;
-        let url = location_url(location)?;
-        Ok(format!("{}://{}/{path}", url.scheme(), url.authority()))
+        let (_, root, path) = parse(location)?;
+        Ok(format!("{root}/{path}"))
     }
 
     /// Every file under `location` (a directory), as [`file_key`](Self::file_key)s.
     pub async fn list_files(&self, location: &str) -> Result<Vec<StoredFile>, IoError> {
         let (store, path) = self.resolve(location)?;
-        let url = location_url(location)?;
-        let store_error = |source| IoError::Store {
-            location: location.to_owned(),
-            source,
-        };
+        let (_, root, _) = parse(location)?;
         store
             .list(Some(&path))
             .map_ok(|meta| StoredFile {
-                location: format!("{}://{}/{}", url.scheme(), url.authority(), meta.location),
+                location: format!("{root}/{}", meta.location),
                 size: meta.size,
                 modified_ms: meta.last_modified.timestamp_millis(),
             })
             .try_collect()
             .await
-            .map_err(store_error)
+            .map_err(|source| IoError::Store {
+                location: location.to_owned(),
+                source,
+            })
     }
 
     /// Deletes the files at `locations` (all in one store); a file already gone is no error.
@@ -228,6 +221,7 @@ impl FileIo {
             self.cache.remove(location);
             paths.push(path);
         }
+        // In batches where the store has them (S3: a thousand keys a request).
         let mut deleted =
             store.delete_stream(futures::stream::iter(paths.into_iter().map(Ok)).boxed());
         while let Some(result) = deleted.next().await {
@@ -246,34 +240,29 @@ impl FileIo {
 
     /// Deletes every file under `location` (a table's directory); returns how many.
     pub async fn delete_under(&self, location: &str) -> Result<usize, IoError> {
-        let (store, path) = self.resolve(location)?;
-        let url = location_url(location)?;
-        let store_error = |source| IoError::Store {
-            location: location.to_owned(),
-            source,
-        };
-        let files: Vec<Path> = store
-            .list(Some(&path))
-            .map_ok(|meta| meta.location)
-            .try_collect()
-            .await
-            .map_err(store_error)?;
-        let count = files.len();
-        for file in &files {
-            self.cache
-                .remove(&format!("{}://{}/{file}", url.scheme(), url.authority()));
-        }
-        // In batches where the store has them (S3: a thousand keys a request).
-        let mut deleted =
-            store.delete_stream(futures::stream::iter(files.into_iter().map(Ok)).boxed());
-        while let Some(result) = deleted.next().await {
-            match result {
-                Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(store_error(e)),
-            }
-        }
-        Ok(count)
+        let files: Vec<String> = self
+            .list_files(location)
+            .await?
+            .into_iter()
+            .map(|file| file.location)
+            .collect();
+        self.delete_files(&files).await?;
+        Ok(files.len())
     }
+}
+
+/// A location's URL, its `scheme://authority` (which names its store) and its path in that
+/// store.
+fn parse(location: &str) -> Result<(Url, String, Path), IoError> {
+    let url = location_url(location)?;
+    // The path as written, not decoded as a URL path: clients read and write a location's
+    // files by its literal path, where `#`, `?` and `%` are parts of names.
+    let path = Path::parse(literal_path(location)).map_err(|e| IoError::InvalidLocation {
+        location: location.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let root = format!("{}://{}", url.scheme(), url.authority());
+    Ok((url, root, path))
 }
 
 /// The table property naming the folder of a table's metadata files instead of
