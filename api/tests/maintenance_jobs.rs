@@ -10,6 +10,10 @@ use std::time::{Duration, SystemTime};
 
 use axum::http::{Method, StatusCode};
 use common::{TestApp, call};
+use pangolin_catalog::CommitMeta;
+use pangolin_catalog::tenancy::{SecretKey, Tenancy};
+use pangolin_refs::{RefName, Reference};
+use pangolin_store::ContentKey;
 use serde_json::{Value, json};
 
 const SWEEP: &str = "/api/v1/catalogs/lake/maintenance/remove-orphan-files";
@@ -159,6 +163,61 @@ async fn a_sweep_job_reports_then_deletes_the_orphans() {
             .any(|e| e["details"]["deleted"] == "1" && e["details"]["job"] == job["id"]),
         "{finished:?}"
     );
+}
+
+/// A catalog of another tenant whose warehouse is the same folder registered the table: the
+/// sweep walks its history too and leaves the table's folder alone.
+#[tokio::test]
+async fn a_sweep_job_leaves_alone_what_another_catalog_on_the_warehouse_keeps() {
+    let test = TestApp::new().await;
+    let app = &test.app;
+    let location = table(app).await;
+    let stray = location.join("data/stray.parquet");
+    std::fs::create_dir_all(stray.parent().unwrap()).unwrap();
+    std::fs::write(&stray, b"stray").unwrap();
+    let (_, loaded) = call(app, Method::GET, "/v1/lake/namespaces/db/tables/t", None).await;
+    let metadata = loaded["metadata-location"].as_str().unwrap().to_owned();
+
+    let tenancy = Tenancy::new(
+        test.store.clone(),
+        test.cache.clone(),
+        SecretKey::generate(),
+    );
+    common::add_catalog(&tenancy, "beta", "other", &test.root()).await;
+    let other = tenancy.open_catalog("beta", "other").await.unwrap();
+    let main = Reference::branch(RefName::new("main").unwrap());
+    let meta = CommitMeta {
+        principal: "bea".into(),
+        message: "register".into(),
+        properties: Default::default(),
+    };
+    let db = ContentKey::new(["db"]).unwrap();
+    other
+        .create_namespace(&main, &db, Default::default(), &meta)
+        .await
+        .unwrap();
+    other
+        .register_table(
+            &main,
+            &ContentKey::new(["db", "t"]).unwrap(),
+            &metadata,
+            false,
+            &meta,
+        )
+        .await
+        .unwrap();
+    backdate(test.dir.path());
+
+    let job = start(app, json!({"grace-period-ms": 3_600_000})).await;
+    let job = ended(app, job["id"].as_str().unwrap()).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    let result = &job["result"];
+    assert_eq!(result["other-catalogs"], 1, "{job}");
+    assert_eq!(result["orphan-files"], 0, "{job}");
+    assert_eq!(result["directories-swept"], 0, "{job}");
+    let reason = result["skipped"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("beta/other"), "{reason}");
+    assert!(stray.exists());
 }
 
 #[tokio::test]

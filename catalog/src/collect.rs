@@ -137,10 +137,11 @@ impl Catalog {
         let keep_after = report
             .history_cutoff_ms
             .map(|cutoff| cutoff.saturating_sub(slack_ms));
-        let kept = reach::commits_since(store, repo, &commits, keep_after).await?;
-        report.retained_commits = kept.len();
-        for (id, _) in kept {
-            reach.push(id);
+        for (id, commit) in reach::read_commits(store, repo, &commits).await? {
+            if keep_after.is_none_or(|after| commit.time.as_millis() >= after) {
+                report.retained_commits += 1;
+                reach.push(id);
+            }
         }
         // Those not kept stay unreachable unless a kept one reaches them.
         let unreachable_commits: HashSet<ObjectId> = commits.into_iter().collect();

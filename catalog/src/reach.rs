@@ -116,15 +116,14 @@ pub async fn stored_objects(
     }
 }
 
-/// The commits among `ids` made at or after `since` (all of them when `None`), read in
-/// batches. Ids no longer stored (a concurrent collection took them) are skipped.
-pub async fn commits_since(
+/// The commits among `ids`, read in batches. Ids no longer stored (a concurrent collection
+/// took them) are skipped.
+pub async fn read_commits(
     store: &dyn ObjectStore,
     repo: &RepoId,
     ids: &[ObjectId],
-    since: Option<i64>,
 ) -> Result<Vec<(ObjectId, Arc<Commit>)>, ReachError> {
-    let mut commits = Vec::new();
+    let mut commits = Vec::with_capacity(ids.len());
     for batch in ids.chunks(BATCH) {
         for (id, raw) in batch.iter().zip(store.get_many(repo, batch).await?) {
             let Some(raw) = raw else { continue };
@@ -136,9 +135,7 @@ pub async fn commits_since(
                     "listed as a commit, stored as a tree node".to_owned(),
                 ));
             };
-            if since.is_none_or(|since| commit.time.as_millis() >= since) {
-                commits.push((*id, commit));
-            }
+            commits.push((*id, commit));
         }
     }
     Ok(commits)
@@ -209,6 +206,16 @@ impl Reach {
         store: &dyn ObjectStore,
         repo: &RepoId,
     ) -> Result<Vec<(RawObject, Object)>, ReachError> {
+        self.next_beyond(store, repo, None).await
+    }
+
+    /// As [`next`](Self::next), never reading what `known` holds (another walk's objects).
+    pub async fn next_beyond(
+        &mut self,
+        store: &dyn ObjectStore,
+        repo: &RepoId,
+        known: Option<&Reach>,
+    ) -> Result<Vec<(RawObject, Object)>, ReachError> {
         let at = self.frontier.len().saturating_sub(BATCH);
         let ids = self.frontier.split_off(at);
         if ids.is_empty() {
@@ -230,7 +237,9 @@ impl Reach {
                 reason: e.to_string(),
             })?;
             for next in references(&object) {
-                self.push(next);
+                if known.is_none_or(|known| !known.contains(&next)) {
+                    self.push(next);
+                }
             }
             batch.push((raw, object));
         }

@@ -93,7 +93,7 @@ async fn a_sweep_removes_only_what_no_commit_references() {
     backdate(&lake.root(), &[local(&fresh)]);
 
     let dry = catalog
-        .sweep_orphan_files(sweep_request(true))
+        .sweep_orphan_files(sweep_request(true), Vec::new())
         .await
         .unwrap();
     assert_eq!(
@@ -120,7 +120,7 @@ async fn a_sweep_removes_only_what_no_commit_references() {
     );
 
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(orphan_names(&report), orphan_names(&dry));
@@ -145,7 +145,7 @@ async fn a_sweep_removes_only_what_no_commit_references() {
     );
 
     let again = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(again.orphan_files, 0);
@@ -171,7 +171,7 @@ async fn files_of_a_commit_that_lands_during_the_sweep_are_kept() {
 
     let progress = Arc::new(SweepProgress::default());
     let plan = catalog
-        .plan_sweep(&sweep_request(false), progress.clone())
+        .plan_sweep(&sweep_request(false), Vec::new(), progress.clone())
         .await
         .unwrap();
     assert_eq!(progress.phase(), Phase::Listing);
@@ -232,7 +232,7 @@ async fn commits_no_ref_reaches_keep_their_files_while_a_hash_may_read_them() {
     let by_hash = spec(&dangling.to_hex());
 
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(orphan_names(&report), ["stray.parquet"]);
@@ -249,27 +249,29 @@ async fn commits_no_ref_reaches_keep_their_files_while_a_hash_may_read_them() {
         .catalog
         .clone()
         .with_retention(window(24 * 3600 * 1000))
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(kept.orphan_files, 0, "{:?}", kept.orphans);
     assert!(exists(&on_dev[0]) && exists(&dev_only_files[0]));
 
-    // Past it, the hash is refused and what only `dev` read goes from the folders retained
-    // commits still name; `db.dev_only`'s folder no retained commit names, so it is not listed.
+    // Past it, the hash is refused and what only `dev` read goes: from the folder of `db.t`,
+    // which retained commits name, and the whole of `db.dev_only`'s, which only the stale
+    // commits of the deleted branch name.
     tokio::time::sleep(Duration::from_millis(20)).await;
     let catalog = lake.catalog.with_retention(window(10));
     assert!(catalog.load_table(&by_hash, &key("db.t")).await.is_err());
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
-    // Its files, and the metadata file its commit wrote.
+    assert_eq!(report.forgotten_directories, 1, "{report:?}");
     let gone = orphan_names(&report);
-    assert_eq!(gone.len(), on_dev.len() + 1, "{gone:?}");
-    for file in &on_dev {
+    for file in on_dev.iter().chain(&dev_only_files) {
         assert!(gone.contains(&file_name(file)) && !exists(file), "{file}");
     }
+    // And the metadata files `dev`'s commits wrote.
+    assert_eq!(count_files(&local(&dev_only)), 0);
     assert!(
         gone.iter().any(|f| f.ends_with(".metadata.json")),
         "{gone:?}"
@@ -277,7 +279,125 @@ async fn commits_no_ref_reaches_keep_their_files_while_a_hash_may_read_them() {
     for file in &on_main {
         assert!(exists(file), "{file}");
     }
-    assert!(exists(&dev_only_files[0]));
+    assert!(
+        catalog
+            .load_table(&spec("main"), &key("db.t"))
+            .await
+            .is_ok()
+    );
+}
+
+/// A table dropped without purge keeps its files while a retained commit holds it; past the
+/// window no read can name it, and its folder, found through the stored commits past the
+/// window, is swept whole.
+#[tokio::test]
+async fn a_dropped_tables_folder_is_swept_once_past_the_window() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    create(catalog, &main(), "db.kept").await;
+    let kept = append_with_files(catalog, &main(), "db.kept", 1, &mut Vec::new()).await;
+    let gone = create(catalog, &main(), "db.gone")
+        .await
+        .metadata
+        .location
+        .clone();
+    append_with_files(catalog, &main(), "db.gone", 2, &mut Vec::new()).await;
+    catalog
+        .drop_table(&main(), &key("db.gone"), false, &meta("drop"))
+        .await
+        .unwrap();
+    backdate(&lake.root(), &[]);
+    let files = count_files(&local(&gone));
+    assert!(files >= 5, "{files}");
+
+    // Inside the window the commits before the drop still read it.
+    let report = catalog
+        .clone()
+        .with_retention(window(24 * 3600 * 1000))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(report.orphan_files, 0, "{:?}", report.orphans);
+    assert_eq!(count_files(&local(&gone)), files);
+
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let short = catalog.clone().with_retention(window(10));
+    let report = short
+        .sweep_orphan_files(sweep_request(false), Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(report.forgotten_directories, 1, "{report:?}");
+    assert_eq!(report.deleted, files, "{:?}", report.orphans);
+    assert_eq!(count_files(&local(&gone)), 0);
+    for file in &kept {
+        assert!(exists(file), "{file}");
+    }
+    assert!(
+        short
+            .load_table(&spec("main"), &key("db.kept"))
+            .await
+            .is_ok()
+    );
+}
+
+/// Another catalog sharing the warehouse registered this catalog's table and wrote on, into
+/// the same folder. Not knowing of it, a sweep would take its files; told of it, the sweep
+/// leaves the folder alone.
+#[tokio::test]
+async fn a_folder_another_catalog_keeps_a_table_in_is_left_alone() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    let folder = create(catalog, &main(), "db.t")
+        .await
+        .metadata
+        .location
+        .clone();
+    let mut manifests = Vec::new();
+    append_with_files(catalog, &main(), "db.t", 1, &mut manifests).await;
+    let ours = catalog
+        .load_table(&spec("main"), &key("db.t"))
+        .await
+        .unwrap()
+        .metadata_location
+        .unwrap();
+    let other = neighbour(&lake, "other").await;
+    other
+        .register_table(&main(), &key("db.copy"), &ours, false, &meta("register"))
+        .await
+        .unwrap();
+    let theirs = append_with_files(&other, &main(), "db.copy", 2, &mut manifests).await;
+    backdate(&lake.root(), &[]);
+
+    let blind = catalog
+        .sweep_orphan_files(sweep_request(true), Vec::new())
+        .await
+        .unwrap();
+    for file in &theirs {
+        assert!(orphan_names(&blind).contains(&file_name(file)), "{file}");
+    }
+
+    let report = catalog
+        .sweep_orphan_files(sweep_request(false), vec![other.clone()])
+        .await
+        .unwrap();
+    assert_eq!(report.other_catalogs, 1);
+    assert_eq!(report.orphan_files, 0, "{:?}", report.orphans);
+    assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+    assert_eq!(report.skipped[0].location, folder);
+    assert!(
+        report.skipped[0].reason.contains("acme/other"),
+        "{:?}",
+        report.skipped
+    );
+    for file in &theirs {
+        assert!(exists(file), "{file}");
+    }
+    assert!(
+        other
+            .load_table(&spec("main"), &key("db.copy"))
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -296,7 +416,7 @@ async fn a_folder_whose_files_are_missing_is_left_alone() {
     backdate(&lake.root(), &[]);
 
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(report.orphan_files, 0);
@@ -327,7 +447,7 @@ async fn a_location_a_client_chose_is_never_listed() {
     backdate(&lake.root(), &[]);
 
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(report.directories_swept, 0);
@@ -348,7 +468,7 @@ async fn a_catalog_without_a_warehouse_has_nothing_to_sweep() {
     .await
     .unwrap();
     let error = catalog
-        .sweep_orphan_files(sweep_request(true))
+        .sweep_orphan_files(sweep_request(true), Vec::new())
         .await
         .unwrap_err();
     assert!(error.to_string().contains("no warehouse"), "{error}");
@@ -369,7 +489,7 @@ async fn commits_only_a_ref_log_records_keep_their_files(lake: Lake) {
     backdate(&lake.root(), &[]);
 
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(report.orphan_files, 0, "{:?}", report.orphans);

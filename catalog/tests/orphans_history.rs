@@ -3,9 +3,10 @@
 //! without a retention policy, every table at every stored commit (reached by a ref, a tag or
 //! a ref log, or only by its hash, as a deleted branch's) loads, and every file its snapshots
 //! read (manifest lists, manifests, data files) is still there; every stray file in the folder
-//! of a table those commits hold is gone. Then the store's objects are collected with every
-//! ref-log entry past its window: everything the heads of branches and tags reach is still
-//! whole, and every other commit is gone.
+//! of a table those commits hold is gone. Then, with every commit but the heads of branches
+//! and tags past a short window, a sweep leaves every table on a head whole and empties the
+//! folder of every other table ever made. Then the store's objects are collected past the same
+//! window: everything the heads reach is still whole, and every other commit is gone.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -249,7 +250,7 @@ proptest! {
                 }
                 backdate(&world.lake.root(), &[]);
                 let catalog = &world.lake.catalog;
-                let report = catalog.sweep_orphan_files(sweep_request(false)).await.unwrap();
+                let report = catalog.sweep_orphan_files(sweep_request(false), Vec::new()).await.unwrap();
                 assert!(report.skipped.is_empty(), "{:?}", report.skipped);
                 let mut held = Held::default();
                 for commit in retained_commits(catalog).await {
@@ -271,13 +272,30 @@ proptest! {
                     assert!(exists(stray), "{stray} is outside every retained table's folder");
                 }
 
-                // Then the store's objects, with every ref-log entry past a short window: what
-                // the heads reach stays whole and every table on it loads; every other commit
-                // is gone.
+                // Then a sweep with every commit but the heads of branches and tags past a short
+                // window: every table on a head loads and reads all its files, and the folder
+                // of every other table ever made (dropped, or only on a deleted branch or in
+                // history) is empty.
                 let stored = retained_commits(catalog).await;
                 let heads = head_history(catalog).await;
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 let short = catalog.clone().with_retention(window(10));
+                let report = short.sweep_orphan_files(sweep_request(false), Vec::new()).await.unwrap();
+                assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+                let refs = reach::all_refs(catalog.store().as_ref(), catalog.odb().repo())
+                    .await
+                    .unwrap();
+                let mut held = Held::default();
+                for (_, head) in &refs {
+                    check_commit(catalog, *head, &mut held).await;
+                }
+                for folder in world.folders.iter().filter(|f| !held.folders.contains(*f)) {
+                    assert_eq!(count_files(&local(folder)), 0, "{folder} is not swept whole");
+                }
+
+                // Then the store's objects, past the same window: what the heads reach stays
+                // whole (their files are another matter: the sweep took what only history read)
+                // and every table on a head loads; every other commit is gone.
                 let request = CollectRequest { dry_run: false, slack_ms: 0 };
                 let collected = short
                     .collect_objects(request, Arc::default())
@@ -292,8 +310,8 @@ proptest! {
                 }
                 while !whole.next(store, repo).await.unwrap().is_empty() {}
                 let mut held = Held::default();
-                for commit in &heads {
-                    check_commit(catalog, *commit, &mut held).await;
+                for (_, head) in &refs {
+                    check_commit(catalog, *head, &mut held).await;
                 }
                 for gone in stored.difference(&heads) {
                     assert!(!store.contains(repo, gone).await.unwrap(), "{gone} outlived its window");
@@ -367,7 +385,7 @@ async fn writers_running_during_sweeps_lose_nothing() {
     let mut swept = 0;
     while !writers.is_empty() {
         let report = catalog
-            .sweep_orphan_files(sweep_request(false))
+            .sweep_orphan_files(sweep_request(false), Vec::new())
             .await
             .unwrap();
         swept += report.deleted;
@@ -376,7 +394,7 @@ async fn writers_running_during_sweeps_lose_nothing() {
         }
     }
     swept += catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap()
         .deleted;

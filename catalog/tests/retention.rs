@@ -155,13 +155,13 @@ async fn a_sweep_frees_what_only_commits_past_the_window_referenced() {
 
     // Without a policy every commit keeps its files; with one, the tag still does.
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(report.orphan_files, 0, "{:?}", report.orphans);
     let catalog = lake.catalog.with_retention(policy(10));
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     assert_eq!(report.orphan_files, 0, "{:?}", report.orphans);
@@ -174,7 +174,7 @@ async fn a_sweep_frees_what_only_commits_past_the_window_referenced() {
     )
     .await;
     let report = catalog
-        .sweep_orphan_files(sweep_request(false))
+        .sweep_orphan_files(sweep_request(false), Vec::new())
         .await
         .unwrap();
     // The expired snapshots' manifest lists: the kept snapshot's list names every manifest,

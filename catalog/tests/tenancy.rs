@@ -37,6 +37,7 @@ on_every_backend!(
     a_non_empty_catalog_cannot_be_deleted,
     ensure_default_adopts_the_existing_catalog_and_is_idempotent,
     no_warehouse_outlives_a_tenant_deleted_while_it_is_created,
+    catalogs_sharing_files_are_found_in_every_tenant,
 );
 
 async fn tenants_are_created_listed_in_pages_updated_and_deleted(f: Fixture) {
@@ -428,6 +429,57 @@ async fn a_local_warehouse_reads_and_writes_through_file_io(f: Fixture) {
         serde_json::from_slice::<serde_json::Value>(&on_disk).unwrap(),
         value
     );
+}
+
+/// Warehouses overlap when one root is inside the other, whichever tenant they belong to;
+/// a folder whose name only starts the same is another.
+async fn catalogs_sharing_files_are_found_in_every_tenant(f: Fixture) {
+    let tenancy = f.tenancy(&SecretKey::generate());
+    let dir = acme_local(&tenancy).await;
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("inner")).unwrap();
+    let apart = root.to_str().unwrap().to_owned() + "-apart";
+    std::fs::create_dir_all(&apart).unwrap();
+    tenancy
+        .create_warehouse("acme", "inner", local(&root.join("inner")))
+        .await
+        .unwrap();
+    tenancy
+        .create_warehouse("acme", "apart", local(std::path::Path::new(&apart)))
+        .await
+        .unwrap();
+    tenancy.create_tenant("beta", None).await.unwrap();
+    tenancy
+        .create_warehouse("beta", "same", local(root))
+        .await
+        .unwrap();
+    for (tenant, name, warehouse) in [
+        ("acme", "a", "files"),
+        ("acme", "b", "inner"),
+        ("acme", "c", "apart"),
+        ("acme", "d", "files"),
+        ("beta", "e", "same"),
+    ] {
+        tenancy
+            .create_catalog(tenant, name, new_catalog(warehouse), "ana")
+            .await
+            .unwrap();
+    }
+    let sharing = |tenant: &'static str, name: &'static str| {
+        let tenancy = tenancy.clone();
+        async move {
+            let catalog = tenancy.open_catalog(tenant, name).await.unwrap();
+            let others = tenancy.catalogs_sharing_files(&catalog).await.unwrap();
+            others
+                .iter()
+                .map(|c| format!("{}/{}", c.tenant(), c.name()))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(sharing("acme", "a").await, ["acme/b", "acme/d", "beta/e"]);
+    assert_eq!(sharing("acme", "b").await, ["acme/a", "acme/d", "beta/e"]);
+    assert!(sharing("acme", "c").await.is_empty());
+    assert_eq!(sharing("beta", "e").await, ["acme/a", "acme/b", "acme/d"]);
 }
 
 fn key(path: &str) -> ContentKey {

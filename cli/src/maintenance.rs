@@ -505,6 +505,19 @@ fn print_job(ctx: &Context, job: &Value) {
         count("manifests-read"),
         count("referenced-files"),
     );
+    if count("other-catalogs") > 0 {
+        println!(
+            "Walked the histories of {} other catalogs sharing the warehouse.",
+            count("other-catalogs")
+        );
+    }
+    if count("forgotten-directories") > 0 {
+        println!(
+            "{} folders only commits past the retention window name (their tables were dropped \
+             or their branches deleted): none of their files is referenced.",
+            count("forgotten-directories")
+        );
+    }
     println!(
         "Listed {} files in {} folders: {} orphans ({} bytes){}, {} newer than {} kept; {} deleted.",
         count("files-listed"),

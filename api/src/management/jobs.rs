@@ -16,6 +16,7 @@ use pangolin_catalog::Catalog;
 use pangolin_catalog::collect::{CollectReport, CollectRequest};
 use pangolin_catalog::orphans::{SweepProgress, SweepReport, SweepRequest};
 use pangolin_catalog::rfc3339;
+use pangolin_catalog::tenancy::Tenancy;
 use pangolin_records::{ExpectedVersion, Outcome, RecordKey, RecordStore};
 use pangolin_store::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -112,6 +113,14 @@ pub struct SweepResult {
     pub manifests_read: u64,
     pub referenced_files: usize,
     pub directories_swept: usize,
+    /// Of those, folders only commits past every retention window name: tables dropped, or
+    /// held only by deleted branches, that long ago.
+    #[serde(default)]
+    pub forgotten_directories: usize,
+    /// Other catalogs sharing the warehouse whose histories were walked, so that no folder
+    /// they keep a table in is swept.
+    #[serde(default)]
+    pub other_catalogs: usize,
     pub skipped: Vec<SkippedView>,
     pub files_listed: usize,
     /// Unreferenced files kept because they are newer than the cutoff.
@@ -134,6 +143,8 @@ impl From<SweepReport> for SweepResult {
             manifests_read: report.manifests_read,
             referenced_files: report.referenced,
             directories_swept: report.directories_swept,
+            forgotten_directories: report.forgotten_directories,
+            other_catalogs: report.other_catalogs,
             skipped: report
                 .skipped
                 .into_iter()
@@ -362,6 +373,7 @@ pub async fn list(
 pub async fn start_sweep(
     security: Arc<Security>,
     records: Arc<dyn RecordStore>,
+    tenancy: Tenancy,
     catalog: Catalog,
     principal: String,
     request: SweepRequest,
@@ -378,8 +390,10 @@ pub async fn start_sweep(
         request.dry_run,
         kind,
         move |catalog, progress| async move {
+            // Found in the job: with many catalogs, opening them all takes a while.
+            let others = tenancy.catalogs_sharing_files(&catalog).await?;
             let report = catalog
-                .plan_sweep(&request, progress)
+                .plan_sweep(&request, others, progress)
                 .await?
                 .finish(request.dry_run)
                 .await?;

@@ -204,6 +204,7 @@ pub async fn remove_orphan_files(
     let job = jobs::start_sweep(
         state.security.clone(),
         state.store.clone(),
+        state.catalogs.tenancy().clone(),
         catalog,
         Caller::current_name(),
         SweepRequest {

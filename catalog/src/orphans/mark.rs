@@ -4,9 +4,14 @@
 //! logs record (what `ref#<time>` can resolve to), within the ref's retention window, and every
 //! other commit the catalog stores within its own window (what a bare hash can resolve to, even
 //! once no ref reaches it: a deleted branch's, say). So the sweep keeps the files of every
-//! commit a read may still name, and object collection keeps those commits. Each tree node is read once however many
-//! commits share it, and each metadata file, manifest list and manifest once however many
-//! tables and snapshots name it: they are immutable, so their paths are memo keys.
+//! commit a read may still name, and object collection keeps those commits. Each tree node is
+//! read once however many commits share it, and each metadata file, manifest list and manifest
+//! once however many tables and snapshots name it: they are immutable, so their paths are memo
+//! keys.
+//!
+//! The stored commits past every window are walked too, but only to find the folders of tables
+//! and views that no retained commit holds any more (dropped, or only ever on a deleted branch):
+//! nothing they name is marked, so once such a folder's files are past the grace period they go.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -49,13 +54,21 @@ pub struct Marks {
     now: Timestamp,
     /// Retained commits walked, with the cutoff they were walked with.
     commits: HashMap<ObjectId, i64>,
-    /// Stored commits read and found older than the catalog's window.
+    /// Stored commits read and found past every window: stale.
     outside: HashSet<ObjectId>,
     /// The tree nodes of retained commits.
     reach: Reach,
+    /// The tree nodes of stored commits past every window, beyond those of retained ones.
+    stale: Reach,
     /// Table and view metadata files met in history, not read yet.
     pending_tables: BTreeSet<String>,
     pending_views: BTreeSet<String>,
+    /// Metadata files only stale commits name, not looked at yet.
+    stale_tables: BTreeSet<String>,
+    stale_views: BTreeSet<String>,
+    /// Folders looked for among stale tables and views, as their metadata files' locations
+    /// suggest: one metadata file read per folder is enough to learn its table.
+    stale_folders: HashSet<String>,
     /// Every Iceberg file read, by location as written: the memo.
     read: HashSet<String>,
     /// Every file referenced, by [`FileIo::file_key`].
@@ -65,6 +78,8 @@ pub struct Marks {
     /// Metadata files history names that do not exist (a purged table's, say): which
     /// directory they were in is known only from their location.
     pub missing_metadata: Vec<String>,
+    /// Folders found only through stale commits.
+    pub forgotten: usize,
     pub objects_read: u64,
     pub metadata_files_read: u64,
     pub manifest_lists_read: u64,
@@ -85,17 +100,27 @@ impl Marks {
             commits: HashMap::new(),
             outside: HashSet::new(),
             reach: Reach::default(),
+            stale: Reach::default(),
             pending_tables: BTreeSet::new(),
             pending_views: BTreeSet::new(),
+            stale_tables: BTreeSet::new(),
+            stale_views: BTreeSet::new(),
+            stale_folders: HashSet::new(),
             read: HashSet::new(),
             marked: HashSet::new(),
             directories: BTreeMap::new(),
             missing_metadata: Vec::new(),
+            forgotten: 0,
             objects_read: 0,
             metadata_files_read: 0,
             manifest_lists_read: 0,
             manifests_read: 0,
         }
+    }
+
+    /// When the sweep began.
+    pub fn now(&self) -> Timestamp {
+        self.now
     }
 
     /// How many retained commits were walked.
@@ -111,53 +136,16 @@ impl Marks {
         self.marked.len()
     }
 
-    /// Walks what history holds now, beyond what was walked before, and marks the files of
-    /// every table and view metadata file met for the first time.
+    /// Walks what history holds now, beyond what was walked before, marks the files of every
+    /// table and view metadata file met for the first time, and finds the folders of tables
+    /// and views only stale commits hold.
     pub async fn extend(
         &mut self,
         catalog: &Catalog,
         io: &FileIo,
         progress: &SweepProgress,
     ) -> Result<(), MarkError> {
-        self.walk_commits(catalog, progress).await?;
-        let store = catalog.store().as_ref();
-        let repo = catalog.odb().repo();
-        loop {
-            let batch = self.reach.next(store, repo).await?;
-            if batch.is_empty() {
-                break;
-            }
-            self.objects_read += batch.len() as u64;
-            progress.add(&progress.objects_read, batch.len());
-            for (_, object) in &batch {
-                let Object::Tree(node) = object else { continue };
-                let NodeView::Leaf { entries } = node.view() else {
-                    continue;
-                };
-                for (_, entry) in entries {
-                    match &entry.content {
-                        Content::IcebergTable {
-                            metadata_location, ..
-                        } if !self.read.contains(metadata_location) => {
-                            self.pending_tables.insert(metadata_location.clone());
-                        }
-                        Content::IcebergView {
-                            metadata_location, ..
-                        } if !self.read.contains(metadata_location) => {
-                            self.pending_views.insert(metadata_location.clone());
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        tracing::info!(
-            commits = self.commits.len(),
-            objects = self.objects_read,
-            tables = self.pending_tables.len(),
-            views = self.pending_views.len(),
-            "history walked"
-        );
+        self.walk_history(catalog, progress).await?;
         for location in std::mem::take(&mut self.pending_tables) {
             let before = (self.metadata_files_read, self.manifests_read);
             self.mark_table(io, &location).await?;
@@ -180,6 +168,126 @@ impl Marks {
             );
         }
         progress.set(&progress.referenced, self.marked.len());
+        self.find_forgotten(catalog, io, progress).await
+    }
+
+    /// Walks the retained commits and their trees beyond what was walked before, noting every
+    /// table and view metadata file met (see [`named`](Self::named)) without reading any.
+    pub async fn walk_history(
+        &mut self,
+        catalog: &Catalog,
+        progress: &SweepProgress,
+    ) -> Result<(), MarkError> {
+        self.walk_commits(catalog, progress).await?;
+        let store = catalog.store().as_ref();
+        let repo = catalog.odb().repo();
+        loop {
+            let batch = self.reach.next(store, repo).await?;
+            if batch.is_empty() {
+                break;
+            }
+            self.objects_read += batch.len() as u64;
+            progress.add(&progress.objects_read, batch.len());
+            for (_, object) in &batch {
+                for (location, view) in metadata_files(object) {
+                    if !self.read.contains(location) {
+                        let pending = if view {
+                            &mut self.pending_views
+                        } else {
+                            &mut self.pending_tables
+                        };
+                        pending.insert(location.to_owned());
+                    }
+                }
+            }
+        }
+        tracing::info!(
+            commits = self.commits.len(),
+            objects = self.objects_read,
+            tables = self.pending_tables.len(),
+            views = self.pending_views.len(),
+            "history walked"
+        );
+        Ok(())
+    }
+
+    /// The table and view metadata files retained history names that were not read: after
+    /// [`walk_history`](Self::walk_history) alone, every one it met.
+    pub fn named(&self) -> impl Iterator<Item = &String> {
+        self.pending_tables.iter().chain(&self.pending_views)
+    }
+
+    /// Reads one metadata file of each folder only stale commits name, to register the folder
+    /// (marking nothing) unless a retained table or view has it already.
+    async fn find_forgotten(
+        &mut self,
+        catalog: &Catalog,
+        io: &FileIo,
+        progress: &SweepProgress,
+    ) -> Result<(), MarkError> {
+        let store = catalog.store().as_ref();
+        let repo = catalog.odb().repo();
+        loop {
+            let batch = self
+                .stale
+                .next_beyond(store, repo, Some(&self.reach))
+                .await?;
+            if batch.is_empty() {
+                break;
+            }
+            self.objects_read += batch.len() as u64;
+            progress.add(&progress.objects_read, batch.len());
+            for (_, object) in &batch {
+                for (location, view) in metadata_files(object) {
+                    let stale = if view {
+                        &mut self.stale_views
+                    } else {
+                        &mut self.stale_tables
+                    };
+                    stale.insert(location.to_owned());
+                }
+            }
+        }
+        let tables = std::mem::take(&mut self.stale_tables);
+        let views = std::mem::take(&mut self.stale_views);
+        let stale = tables
+            .into_iter()
+            .map(|location| (location, false))
+            .chain(views.into_iter().map(|location| (location, true)));
+        for (location, view) in stale {
+            if self.read.contains(&location) {
+                continue;
+            }
+            let folder = location
+                .rsplit_once("/metadata/")
+                .map_or(location.as_str(), |(folder, _)| folder);
+            if self.directories.contains_key(folder)
+                || !self.stale_folders.insert(folder.to_owned())
+            {
+                continue;
+            }
+            let found = if view {
+                crate::iceberg::json_io::read_json::<ViewMetadata>(io, &location)
+                    .await
+                    .map(|v| (v.location, v.view_uuid))
+            } else {
+                io.read_metadata(&location)
+                    .await
+                    .map(|t| (t.location.clone(), t.table_uuid))
+            };
+            match found {
+                Ok((folder, uuid)) => {
+                    self.metadata_files_read += 1;
+                    progress.add(&progress.metadata_files_read, 1);
+                    let known = self.directories.len();
+                    self.directory(&folder, uuid);
+                    self.forgotten += self.directories.len() - known;
+                }
+                // Gone (purged) or not a table any more: no folder to learn from it.
+                Err(IoError::NotFound(_) | IoError::Parse { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         Ok(())
     }
 
@@ -252,7 +360,7 @@ impl Marks {
         }
 
         // Every other commit stored within the catalog's window. Each is listed itself, so
-        // none needs its ancestors walked.
+        // none needs its ancestors walked. The rest are stale.
         let since = catalog
             .retention()
             .map(|policy| policy.catalog_cutoff(self.now).as_millis());
@@ -266,11 +374,14 @@ impl Marks {
                 .collect();
         self.objects_read += unread.len() as u64;
         progress.add(&progress.objects_read, unread.len());
-        self.outside.extend(unread.iter().copied());
-        for (id, commit) in reach::commits_since(store, repo, &unread, since).await? {
-            self.outside.remove(&id);
-            self.commits.insert(id, since.unwrap_or(i64::MIN));
-            self.reach.push(commit.tree);
+        for (id, commit) in reach::read_commits(store, repo, &unread).await? {
+            if since.is_none_or(|since| commit.time.as_millis() >= since) {
+                self.commits.insert(id, since.unwrap_or(i64::MIN));
+                self.reach.push(commit.tree);
+            } else {
+                self.outside.insert(id);
+                self.stale.push(commit.tree);
+            }
         }
         Ok(())
     }
@@ -405,6 +516,28 @@ impl Marks {
             });
         location
     }
+}
+
+/// The table and view metadata files a tree leaf names (`true`: a view's).
+fn metadata_files(object: &Object) -> Vec<(&str, bool)> {
+    let Object::Tree(node) = object else {
+        return Vec::new();
+    };
+    let NodeView::Leaf { entries } = node.view() else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|(_, entry)| match &entry.content {
+            Content::IcebergTable {
+                metadata_location, ..
+            } => Some((metadata_location.as_str(), false)),
+            Content::IcebergView {
+                metadata_location, ..
+            } => Some((metadata_location.as_str(), true)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The files table metadata names itself: earlier metadata files and statistics files.

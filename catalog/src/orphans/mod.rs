@@ -11,18 +11,25 @@
 //! for whatever landed meanwhile. A folder whose metadata names files that do not exist is
 //! left alone: deleting more of a damaged table would only make it harder to recover.
 //!
+//! Other catalogs may share the warehouse, and one of them may hold a table in a folder this
+//! catalog named (registered from its metadata file, say), writing files this catalog never
+//! sees. So the retained history of every other catalog whose warehouse overlaps is walked too
+//! (trees only: no file is read), and a folder holding a metadata file another catalog names
+//! is left alone.
+//!
 //! [`Warehouse::default_location`]: crate::warehouse::Warehouse::default_location
 
 pub mod mark;
 pub mod progress;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pangolin_store::Timestamp;
 
 use crate::catalog::Catalog;
-use crate::iceberg::IoError;
 use crate::iceberg::io::StoredFile;
+use crate::iceberg::{FileIo, IoError};
 pub use mark::{Directory, MarkError, Marks};
 pub use progress::{Phase, SweepProgress};
 
@@ -61,6 +68,11 @@ pub struct SweepReport {
     /// Distinct files referenced by the metadata read.
     pub referenced: usize,
     pub directories_swept: usize,
+    /// Of those, folders only commits past every retention window name (a table dropped, or
+    /// held only by a deleted branch, that long ago).
+    pub forgotten_directories: usize,
+    /// Other catalogs whose warehouse overlaps this one's, whose histories were walked.
+    pub other_catalogs: usize,
     pub skipped: Vec<Skipped>,
     pub files_listed: usize,
     /// Unreferenced files kept because they are newer than the cutoff.
@@ -80,6 +92,8 @@ pub enum SweepError {
     #[error(transparent)]
     Mark(#[from] MarkError),
     #[error(transparent)]
+    Sharing(#[from] crate::tenancy::SharingError),
+    #[error(transparent)]
     Io(#[from] IoError),
 }
 
@@ -91,6 +105,8 @@ pub struct SweepPlan<'a> {
     marks: Marks,
     /// Unmarked files older than the cutoff, by folder.
     candidates: Vec<(String, Vec<StoredFile>)>,
+    others: Vec<Catalog>,
+    foreign: Foreign,
     report: SweepReport,
     shown: usize,
     progress: Arc<SweepProgress>,
@@ -98,23 +114,28 @@ pub struct SweepPlan<'a> {
 
 impl Catalog {
     /// Finds, and unless `request.dry_run` deletes, the orphan files of the catalog's tables
-    /// and views.
+    /// and views. `others`: every other catalog whose warehouse overlaps this one's (see the
+    /// module documentation).
     pub async fn sweep_orphan_files(
         &self,
         request: SweepRequest,
+        others: Vec<Catalog>,
     ) -> Result<SweepReport, SweepError> {
-        self.plan_sweep(&request, Arc::default())
+        self.plan_sweep(&request, others, Arc::default())
             .await?
             .finish(request.dry_run)
             .await
     }
 
     /// Marks every file the catalog's history references and lists its folders, counting
-    /// what it does in `progress`. `request.dry_run` is for [`SweepPlan::finish`].
-    #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.tenant(), catalog = %self.name()))]
+    /// what it does in `progress`. `others` as for
+    /// [`sweep_orphan_files`](Self::sweep_orphan_files); `request.dry_run` is for
+    /// [`SweepPlan::finish`].
+    #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), others = others.len()))]
     pub async fn plan_sweep(
         &self,
         request: &SweepRequest,
+        others: Vec<Catalog>,
         progress: Arc<SweepProgress>,
     ) -> Result<SweepPlan<'_>, SweepError> {
         let warehouse = self
@@ -126,15 +147,18 @@ impl Catalog {
         let mut marks = Marks::new(Timestamp::from_millis(started_ms));
         progress.enter(Phase::Marking);
         marks.extend(self, io, &progress).await?;
+        let mut foreign = Foreign::new(&others, marks.now());
+        foreign.walk(&others, io, &progress).await?;
 
         let mut report = SweepReport {
             started_ms,
             cutoff_ms,
+            other_catalogs: others.len(),
             ..SweepReport::default()
         };
         let mut swept: Vec<&Directory> = Vec::new();
         for directory in marks.directories.values() {
-            match skip_reason(directory, &marks.missing_metadata, |l| {
+            match skip_reason(directory, &marks.missing_metadata, &foreign, io, |l| {
                 warehouse.contains(l)
             }) {
                 Some(reason) => report.skipped.push(Skipped {
@@ -168,6 +192,7 @@ impl Catalog {
             candidates.push((directory.location.clone(), orphans));
         }
         report.directories_swept = swept.len();
+        report.forgotten_directories = marks.forgotten;
         tracing::info!(
             directories = swept.len(),
             files = report.files_listed,
@@ -178,6 +203,8 @@ impl Catalog {
             catalog: self,
             marks,
             candidates,
+            others,
+            foreign,
             report,
             shown: request.shown,
             progress,
@@ -194,6 +221,8 @@ impl SweepPlan<'_> {
             catalog,
             mut marks,
             mut candidates,
+            others,
+            mut foreign,
             mut report,
             shown,
             progress,
@@ -205,6 +234,7 @@ impl SweepPlan<'_> {
             .as_ref();
         progress.enter(Phase::Remarking);
         marks.extend(catalog, io, &progress).await?;
+        foreign.walk(&others, io, &progress).await?;
         for (location, orphans) in &mut candidates {
             let damaged = marks
                 .directories
@@ -212,6 +242,13 @@ impl SweepPlan<'_> {
                 .is_some_and(|d| !d.missing.is_empty());
             if damaged {
                 orphans.clear();
+            }
+            if let Some(reason) = foreign.reason(location, io) {
+                orphans.clear();
+                report.skipped.push(Skipped {
+                    location: location.clone(),
+                    reason,
+                });
             }
             orphans.retain(|file| !marks.is_marked(&file.location));
         }
@@ -255,10 +292,63 @@ impl SweepPlan<'_> {
     }
 }
 
+/// The table and view metadata files the retained histories of other catalogs name, by
+/// [`FileIo::file_key`], with the catalog that names each.
+#[derive(Debug)]
+struct Foreign {
+    histories: Vec<(String, Marks)>,
+    locations: BTreeMap<String, String>,
+}
+
+impl Foreign {
+    fn new(others: &[Catalog], now: Timestamp) -> Self {
+        Self {
+            histories: others
+                .iter()
+                .map(|c| (format!("{}/{}", c.tenant(), c.name()), Marks::new(now)))
+                .collect(),
+            locations: BTreeMap::new(),
+        }
+    }
+
+    /// Walks what the other catalogs' histories gained since the last walk.
+    async fn walk(
+        &mut self,
+        others: &[Catalog],
+        io: &FileIo,
+        progress: &SweepProgress,
+    ) -> Result<(), MarkError> {
+        for ((name, marks), catalog) in self.histories.iter_mut().zip(others) {
+            marks.walk_history(catalog, progress).await?;
+            for location in marks.named() {
+                let key = io.file_key(location).unwrap_or_else(|_| location.clone());
+                self.locations.entry(key).or_insert_with(|| name.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Why `folder` must be left alone, if another catalog holds a table or view there.
+    fn reason(&self, folder: &str, io: &FileIo) -> Option<String> {
+        let folder = io.file_key(folder).unwrap_or_else(|_| folder.to_owned());
+        let prefix = format!("{}/", folder.trim_end_matches('/'));
+        let (_, catalog) = self
+            .locations
+            .range(prefix.clone()..)
+            .next()
+            .filter(|(location, _)| location.starts_with(&prefix))?;
+        Some(format!(
+            "catalog `{catalog}`, which shares the warehouse, keeps a table or view here"
+        ))
+    }
+}
+
 /// Why the sweep must not list `directory`, if it must not.
 fn skip_reason(
     directory: &Directory,
     missing_metadata: &[String],
+    foreign: &Foreign,
+    io: &FileIo,
     in_warehouse: impl Fn(&str) -> bool,
 ) -> Option<String> {
     if !in_warehouse(&directory.location) {
@@ -269,6 +359,9 @@ fn skip_reason(
         return Some(
             "a location chosen by a client, which may hold other tables' files".to_owned(),
         );
+    }
+    if let Some(reason) = foreign.reason(&directory.location, io) {
+        return Some(reason);
     }
     let missing: Vec<&str> = directory
         .missing
@@ -300,6 +393,14 @@ fn is_inside(location: &str, folder: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn none() -> Foreign {
+        Foreign::new(&[], Timestamp::now())
+    }
+
+    fn io() -> FileIo {
+        FileIo::new(1)
+    }
+
     fn directory(location: &str, uuid: uuid::Uuid) -> Directory {
         Directory {
             location: location.to_owned(),
@@ -313,13 +414,23 @@ mod tests {
         let uuid = uuid::Uuid::new_v4();
         let anywhere = |_: &str| true;
         let own = format!("file:///w/ns/t-{}", uuid.simple());
-        assert_eq!(skip_reason(&directory(&own, uuid), &[], anywhere), None);
-        let chosen = skip_reason(&directory("file:///w/ns", uuid), &[], anywhere).unwrap();
+        assert_eq!(
+            skip_reason(&directory(&own, uuid), &[], &none(), &io(), anywhere),
+            None
+        );
+        let chosen = skip_reason(
+            &directory("file:///w/ns", uuid),
+            &[],
+            &none(),
+            &io(),
+            anywhere,
+        )
+        .unwrap();
         assert!(chosen.contains("chosen by a client"), "{chosen}");
         // Another table's folder is not this table's.
         let other = format!("file:///w/ns/t-{}", uuid::Uuid::new_v4().simple());
-        assert!(skip_reason(&directory(&other, uuid), &[], anywhere).is_some());
-        let outside = skip_reason(&directory(&own, uuid), &[], |_| false).unwrap();
+        assert!(skip_reason(&directory(&other, uuid), &[], &none(), &io(), anywhere).is_some());
+        let outside = skip_reason(&directory(&own, uuid), &[], &none(), &io(), |_| false).unwrap();
         assert!(outside.contains("outside"), "{outside}");
     }
 
@@ -329,16 +440,39 @@ mod tests {
         let own = format!("file:///w/t-{}", uuid.simple());
         let mut damaged = directory(&own, uuid);
         damaged.missing.push(format!("{own}/metadata/snap-1.avro"));
-        let reason = skip_reason(&damaged, &[], |_| true).unwrap();
+        let reason = skip_reason(&damaged, &[], &none(), &io(), |_| true).unwrap();
         assert!(reason.contains("snap-1.avro"), "{reason}");
         let lost = format!("{own}/metadata/00001-x.metadata.json");
-        let reason = skip_reason(&directory(&own, uuid), &[lost], |_| true).unwrap();
+        let reason =
+            skip_reason(&directory(&own, uuid), &[lost], &none(), &io(), |_| true).unwrap();
         assert!(reason.contains("00001-x"), "{reason}");
         // A missing file of a folder that only starts with the same name is another's.
         let elsewhere = format!("{own}0/metadata/00001-x.metadata.json");
         assert_eq!(
-            skip_reason(&directory(&own, uuid), &[elsewhere], |_| true),
+            skip_reason(&directory(&own, uuid), &[elsewhere], &none(), &io(), |_| {
+                true
+            }),
             None
         );
+    }
+
+    #[test]
+    fn folders_another_catalog_keeps_a_table_in_are_left_alone() {
+        let uuid = uuid::Uuid::new_v4();
+        let own = format!("file:///w/ns/t-{}", uuid.simple());
+        let mut foreign = none();
+        foreign.locations.insert(
+            format!("{own}/metadata/00003-x.metadata.json"),
+            "acme/other".to_owned(),
+        );
+        let reason = skip_reason(&directory(&own, uuid), &[], &foreign, &io(), |_| true).unwrap();
+        assert!(reason.contains("acme/other"), "{reason}");
+        // The same folder spelled as a path is the same folder.
+        let path = own.strip_prefix("file://").unwrap();
+        assert!(foreign.reason(path, &io()).is_some());
+        // A folder whose name only starts the same is another.
+        let sibling = format!("{own}0");
+        assert_eq!(foreign.reason(&sibling, &io()), None);
+        assert_eq!(foreign.reason("file:///w/ns/u", &io()), None);
     }
 }

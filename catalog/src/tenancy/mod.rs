@@ -17,6 +17,7 @@ pub mod migrate;
 pub mod name;
 pub mod records;
 pub mod secret;
+pub mod sharing;
 pub mod storage;
 pub mod tenant;
 pub mod warehouse;
@@ -37,6 +38,7 @@ pub use migrate::{DefaultOutcome, DefaultSetup, EnsureDefaultError};
 pub use name::{Name, NameError};
 pub use records::{MAX_PAGE, Page, RecordsError, Versioned};
 pub use secret::{OpenError, SealError, Sealed, SecretKey, SecretKeyError};
+pub use sharing::SharingError;
 pub use storage::{
     Credentials, DownscopeSettings, SasSettings, StorageConfig, StsSettings, VerifyError,
 };

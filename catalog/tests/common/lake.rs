@@ -75,6 +75,26 @@ pub async fn lake_over(store: Arc<dyn Store>, dir: TempDir) -> Lake {
     lake
 }
 
+/// Another catalog `name` on the same store, whose warehouse is the lake's.
+pub async fn neighbour(lake: &Lake, name: &str) -> Catalog {
+    let catalog = Catalog::create(
+        lake.catalog.store().clone(),
+        Arc::new(ObjectCache::new(16 << 20)),
+        "acme",
+        name,
+        "ana",
+    )
+    .await
+    .unwrap();
+    let root = format!("file://{}", lake.root().display());
+    let catalog = catalog.with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(100))));
+    catalog
+        .create_namespace(&main(), &key("db"), BTreeMap::new(), &meta("ns"))
+        .await
+        .unwrap();
+    catalog
+}
+
 pub async fn lake() -> Lake {
     lake_over(Arc::new(MemoryBackend::new()), tempfile::tempdir().unwrap()).await
 }

@@ -169,6 +169,8 @@ class SweepResult(Model):
     manifests_read: int
     referenced_files: int
     directories_swept: int
+    forgotten_directories: int = 0
+    other_catalogs: int = 0
     skipped: List[Dict[str, str]] = []
     files_listed: int
     too_recent: int
