@@ -12,6 +12,7 @@ use axum::http::{Method, StatusCode};
 use common::{TestApp, call};
 use pangolin_catalog::CommitMeta;
 use pangolin_catalog::tenancy::{SecretKey, Tenancy};
+use pangolin_records::{ExpectedVersion, RecordKey, RecordStore};
 use pangolin_refs::{RefName, Reference};
 use pangolin_store::ContentKey;
 use serde_json::{Value, json};
@@ -348,4 +349,82 @@ async fn an_object_collection_job_keeps_what_history_may_read() {
         .filter(|e| e["action"] == "catalog.collect-objects.finished")
         .count();
     assert_eq!(finished, 2, "{audit}");
+}
+
+/// Writes job `id` as `job` was, but `state` and last heard of at `updated_ms`: a job whose
+/// server stopped (a long time ago) or that still runs (now).
+async fn fake_job(test: &TestApp, job: &Value, id: &str, state: &str, updated_ms: i64) {
+    let mut faked = job.clone();
+    faked["id"] = json!(id);
+    faked["state"] = json!(state);
+    faked["result"] = Value::Null;
+    faked["updated-ms"] = json!(updated_ms);
+    let key = RecordKey::new(format!("jobs/default/lake/{id}")).unwrap();
+    test.store
+        .put_record(
+            &key,
+            ExpectedVersion::Absent,
+            serde_json::to_vec(&faked).unwrap().into(),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_sweep_that_stopped_is_resumed_and_nothing_else_is() {
+    let test = TestApp::new().await;
+    let app = &test.app;
+    table(app).await;
+    let done = start(app, json!({"dry-run": true})).await;
+    let done = ended(app, done["id"].as_str().unwrap()).await;
+    let resume = |id: &str| json!({"resume": id, "grace-period-ms": 3_600_000});
+
+    let stopped = "1764770000000-0a1b2c3d";
+    fake_job(&test, &done, stopped, "running", 1).await;
+    let uri = format!("/api/v1/catalogs/lake/maintenance/jobs/{stopped}");
+    let (_, shown) = call(app, Method::GET, &uri, None).await;
+    assert_eq!(shown["state"], "abandoned", "{shown}");
+    let job = start(app, resume(stopped)).await;
+    assert_eq!(job["resumes"], stopped, "{job}");
+    let job = ended(app, job["id"].as_str().unwrap()).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    assert_eq!(job["resumes"], stopped);
+    assert!(done.get("resumes").is_none(), "{done}");
+
+    // A failed job that resumed a run: resuming it continues that same run.
+    let failed = "1764770000001-0a1b2c3d";
+    let mut of_run = done.clone();
+    of_run["resumes"] = json!(stopped);
+    fake_job(&test, &of_run, failed, "failed", 1).await;
+    let job = start(app, resume(failed)).await;
+    assert_eq!(job["resumes"], stopped, "{job}");
+    ended(app, job["id"].as_str().unwrap()).await;
+
+    let running = "1764770000002-0a1b2c3d";
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    fake_job(&test, &done, running, "running", now).await;
+    let collected = collect(app, json!({"dry-run": true})).await;
+    for (id, status, says) in [
+        (running, StatusCode::CONFLICT, "still running"),
+        (
+            done["id"].as_str().unwrap(),
+            StatusCode::CONFLICT,
+            "nothing to resume",
+        ),
+        (
+            collected["id"].as_str().unwrap(),
+            StatusCode::BAD_REQUEST,
+            "only sweeps",
+        ),
+        ("1700000000000-abcdef12", StatusCode::NOT_FOUND, "no job"),
+        ("../x", StatusCode::NOT_FOUND, "no job"),
+    ] {
+        let (got, error) = call(app, Method::POST, SWEEP, Some(resume(id))).await;
+        assert_eq!(got, status, "{id}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{id}: {message}");
+    }
 }

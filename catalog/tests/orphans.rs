@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::files::*;
 use common::lake::*;
 use pangolin_catalog::iceberg::manifest;
-use pangolin_catalog::orphans::{Phase, SweepProgress};
+use pangolin_catalog::orphans::{Phase, SweepContext, SweepProgress};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
@@ -171,7 +171,13 @@ async fn files_of_a_commit_that_lands_during_the_sweep_are_kept() {
 
     let progress = Arc::new(SweepProgress::default());
     let plan = catalog
-        .plan_sweep(&sweep_request(false), Vec::new(), progress.clone())
+        .plan_sweep(
+            &sweep_request(false),
+            SweepContext {
+                progress: progress.clone(),
+                ..SweepContext::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(progress.phase(), Phase::Listing);

@@ -70,13 +70,16 @@ pub(crate) struct RetentionArgs {
         "pangolin maintenance orphans --dry-run",
         "pangolin maintenance orphans --grace 7d",
         "pangolin maintenance orphans --no-wait --json",
+        "pangolin maintenance orphans --resume 1764770000000-0a1b2c3d",
     ],
     "Every commit that a branch, a tag or a ref log reaches keeps the files of its tables:\n\
      metadata files, manifest lists, manifests, data and delete files, statistics. Only the\n\
      folders the catalog named after its tables and views are listed, and only files last\n\
      modified longer ago than the grace period go. The sweep runs as a job on the server;\n\
      this command follows it and prints its progress (--no-wait: print the job and return;\n\
-     see `pangolin maintenance jobs`). Needs the right to manage the catalog.",
+     see `pangolin maintenance jobs`). A sweep saves what it marked as it goes: --resume\n\
+     continues one that failed or whose server stopped, reading again only what it had not\n\
+     read. Needs the right to manage the catalog.",
 ))]
 pub(crate) struct OrphansArgs {
     #[command(flatten)]
@@ -93,6 +96,9 @@ pub(crate) struct OrphansArgs {
     /// Start the job and print it; do not follow it.
     #[arg(long)]
     no_wait: bool,
+    /// Resume this sweep (one that failed or was abandoned) from what it marked.
+    #[arg(long, value_name = "JOB")]
+    resume: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -299,6 +305,7 @@ async fn orphans(args: OrphansArgs) -> Result<()> {
             "grace-period-ms": grace_ms,
             "dry-run": args.dry_run,
             "limit": args.limit,
+            "resume": args.resume,
         }));
     follow(&ctx, &request, args.no_wait).await
 }
@@ -505,6 +512,12 @@ fn print_job(ctx: &Context, job: &Value) {
         count("manifests-read"),
         count("referenced-files"),
     );
+    if count("reads-resumed") > 0 {
+        println!(
+            "Resumed: {} Iceberg files the earlier run read were not read again.",
+            count("reads-resumed")
+        );
+    }
     if count("other-catalogs") > 0 {
         println!(
             "Walked the histories of {} other catalogs sharing the warehouse.",

@@ -269,3 +269,41 @@ def test_object_collection_keeps_what_history_may_still_read(server_url):
         assert job.state == "succeeded", job
         assert isinstance(job.result, CollectResult), job
         assert job.result.unreachable_objects == 0 and job.result.objects > 0
+
+
+def test_a_deleted_branchs_files_stay_while_its_hash_reads_and_sweeps_resume_only_what_stopped(server_url):
+    from pangolin_client import BadRequestError, ConflictError, PangolinClient, SweepResult
+
+    rest = RestCatalog("pangolin", uri=server_url)
+    ns = f"d_{uuid.uuid4().hex[:8]}"
+    name = f"{ns}.events"
+    rest.create_namespace(ns)
+    table = rest.create_table(name, SCHEMA)
+    table.append(rows(1))
+    dev = f"dev-{uuid.uuid4().hex[:8]}"
+    cli(server_url, "branch", "create", dev)
+    RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev}").load_table(name).append(rows(2))
+    dev_head = head(server_url, dev)
+    cli(server_url, "branch", "delete", dev)
+    backdate(files_under(table.location()))
+
+    # Without a retention policy the deleted branch's commit reads by its hash: none of the
+    # files it reads is an orphan.
+    with PangolinClient(server_url, catalog="default") as client:
+        job = client.remove_orphan_files(grace_period_ms=3_600_000, dry_run=True, limit=10_000)
+        while job.running:
+            job = client.maintenance_job(job.id)
+        assert job.state == "succeeded" and isinstance(job.result, SweepResult), job
+        assert job.resumes is None
+        assert ours(job.result.model_dump(by_alias=True), table.location()) == set(), job.result
+        at_hash = RestCatalog("pangolin", uri=server_url, warehouse=f"default@{dev_head}")
+        assert ids(at_hash.load_table(name)) == [1, 2]
+
+        # Only a sweep that failed or stopped resumes.
+        with pytest.raises(ConflictError, match="nothing to resume"):
+            client.remove_orphan_files(resume=job.id)
+        collected = client.collect_objects(dry_run=True)
+        with pytest.raises(BadRequestError, match="only sweeps"):
+            client.remove_orphan_files(resume=collected.id)
+    with pytest.raises(AssertionError, match="nothing to resume"):
+        cli(server_url, "maintenance", "orphans", "--resume", job.id)

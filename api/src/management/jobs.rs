@@ -14,7 +14,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use pangolin_catalog::Catalog;
 use pangolin_catalog::collect::{CollectReport, CollectRequest};
-use pangolin_catalog::orphans::{SweepProgress, SweepReport, SweepRequest};
+use pangolin_catalog::orphans::{
+    Checkpoints, MarkError, SweepContext, SweepProgress, SweepReport, SweepRequest,
+};
 use pangolin_catalog::rfc3339;
 use pangolin_catalog::tenancy::Tenancy;
 use pangolin_records::{ExpectedVersion, Outcome, RecordKey, RecordStore};
@@ -121,6 +123,10 @@ pub struct SweepResult {
     /// they keep a table in is swept.
     #[serde(default)]
     pub other_catalogs: usize,
+    /// Metadata files, manifest lists and manifests the sweep it resumed had read, so not
+    /// read again.
+    #[serde(default)]
+    pub reads_resumed: usize,
     pub skipped: Vec<SkippedView>,
     pub files_listed: usize,
     /// Unreferenced files kept because they are newer than the cutoff.
@@ -143,6 +149,7 @@ impl From<SweepReport> for SweepResult {
             manifests_read: report.manifests_read,
             referenced_files: report.referenced,
             directories_swept: report.directories_swept,
+            reads_resumed: report.reads_resumed,
             forgotten_directories: report.forgotten_directories,
             other_catalogs: report.other_catalogs,
             skipped: report
@@ -243,6 +250,9 @@ pub struct JobView {
     /// Why it failed.
     #[serde(default)]
     pub error: Option<String>,
+    /// The sweep whose checkpoints this one resumed from (the first of its run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumes: Option<String>,
     /// `updated-at` in milliseconds, to tell an abandoned job.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     #[schema(ignore)]
@@ -368,8 +378,9 @@ pub async fn list(
     Ok((jobs, next))
 }
 
-/// Records a new sweep job of `catalog` and runs it in the background; returns it as
-/// started.
+/// Records a new sweep job of `catalog` and runs it in the background, saving checkpoints as
+/// it marks; returns it as started. `resumes`: the run of an earlier sweep to resume (see
+/// [`resumable`]).
 pub async fn start_sweep(
     security: Arc<Security>,
     records: Arc<dyn RecordStore>,
@@ -377,23 +388,36 @@ pub async fn start_sweep(
     catalog: Catalog,
     principal: String,
     request: SweepRequest,
+    resumes: Option<String>,
 ) -> Result<JobView, ApiError> {
     let kind = Kind {
         name: "remove-orphan-files",
         finished: "catalog.remove-orphan-files.finished",
     };
+    let checkpoint_records = records.clone();
     start(
         security,
         records,
         catalog,
-        principal,
-        request.dry_run,
+        Asked {
+            principal,
+            dry_run: request.dry_run,
+            resumes,
+        },
         kind,
-        move |catalog, progress| async move {
+        move |catalog, progress, run| async move {
+            let checkpoints =
+                Checkpoints::new(checkpoint_records, catalog.tenant(), catalog.name(), &run)
+                    .map_err(MarkError::from)?;
             // Found in the job: with many catalogs, opening them all takes a while.
             let others = tenancy.catalogs_sharing_files(&catalog).await?;
+            let context = SweepContext {
+                others,
+                progress,
+                checkpoints: Some(checkpoints),
+            };
             let report = catalog
-                .plan_sweep(&request, others, progress)
+                .plan_sweep(&request, context)
                 .await?
                 .finish(request.dry_run)
                 .await?;
@@ -433,10 +457,13 @@ pub async fn start_collect(
         security,
         records,
         catalog,
-        principal,
-        dry_run,
+        Asked {
+            principal,
+            dry_run,
+            resumes: None,
+        },
         kind,
-        move |catalog, progress| async move {
+        move |catalog, progress, _| async move {
             let report = catalog
                 .collect_objects(CollectRequest::new(dry_run), progress)
                 .await?;
@@ -458,10 +485,48 @@ pub async fn start_collect(
     .await
 }
 
+/// The run of sweep job `id` of `catalog`, to resume: the job must be a sweep that failed or
+/// was abandoned.
+pub async fn resumable(
+    records: &dyn RecordStore,
+    tenant: &str,
+    catalog: &str,
+    id: &str,
+) -> Result<String, ApiError> {
+    let job = get(records, tenant, catalog, id).await?;
+    if job.kind != "remove-orphan-files" {
+        return Err(ApiError::bad_request(format!(
+            "job `{id}` is a `{}` job; only sweeps of orphan files resume",
+            job.kind
+        )));
+    }
+    match job.state {
+        JobState::Failed | JobState::Abandoned => Ok(job.resumes.unwrap_or(job.id)),
+        JobState::Running => Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "JobRunningException",
+            format!("job `{id}` is still running"),
+        )),
+        JobState::Succeeded => Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "JobSucceededException",
+            format!("job `{id}` succeeded: there is nothing to resume"),
+        )),
+    }
+}
+
 /// A kind of job: its name and the audit action of its end.
 struct Kind {
     name: &'static str,
     finished: &'static str,
+}
+
+/// Who asked for a job, and how.
+struct Asked {
+    principal: String,
+    dry_run: bool,
+    /// The run of an earlier sweep it resumes.
+    resumes: Option<String>,
 }
 
 /// Records a new job of `catalog` and runs `work` in the background, writing its progress
@@ -471,16 +536,20 @@ async fn start<W, F, E>(
     security: Arc<Security>,
     records: Arc<dyn RecordStore>,
     catalog: Catalog,
-    principal: String,
-    dry_run: bool,
+    asked: Asked,
     kind: Kind,
     work: W,
 ) -> Result<JobView, ApiError>
 where
-    W: FnOnce(Catalog, Arc<SweepProgress>) -> F + Send + 'static,
+    W: FnOnce(Catalog, Arc<SweepProgress>, String) -> F + Send + 'static,
     F: Future<Output = Result<(JobResult, Vec<(&'static str, String)>), E>> + Send + 'static,
     E: std::fmt::Display + Send,
 {
+    let Asked {
+        principal,
+        dry_run,
+        resumes,
+    } = asked;
     let now = Timestamp::now();
     let mut job = JobView {
         id: new_id(now),
@@ -498,8 +567,10 @@ where
         },
         result: None,
         error: None,
+        resumes,
         updated_ms: Some(now.as_millis()),
     };
+    let run = job.resumes.clone().unwrap_or_else(|| job.id.clone());
     let tenant = catalog.tenant().to_owned();
     let mut version = write(records.as_ref(), &tenant, &job, None).await?;
     let started = job.clone().shown(now);
@@ -507,7 +578,7 @@ where
     tokio::spawn(tracing::Instrument::instrument(
         async move {
             let progress = Arc::new(SweepProgress::default());
-            let running = work(catalog, progress.clone());
+            let running = work(catalog, progress.clone(), run);
             tokio::pin!(running);
             let mut heartbeat = tokio::time::interval(HEARTBEAT);
             heartbeat.tick().await;
@@ -589,6 +660,7 @@ mod tests {
             progress: SweepProgressView::default(),
             result: None,
             error: None,
+            resumes: None,
             updated_ms: Some(updated_ms),
         }
     }

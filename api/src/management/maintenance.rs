@@ -166,6 +166,10 @@ pub struct OrphansRequest {
     /// are counted.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// A sweep that failed or was abandoned: this one resumes from what it marked, reading
+    /// again only what it had not read, and keeps its start.
+    #[serde(default)]
+    pub resume: Option<String>,
 }
 
 /// Starts a sweep of the files no table or view in the catalog's history references: every
@@ -175,7 +179,9 @@ pub struct OrphansRequest {
 #[utoipa::path(post, path = "/api/v1/catalogs/{catalog}/maintenance/remove-orphan-files",
     tag = "maintenance", params(("catalog" = String, Path)), request_body = OrphansRequest,
     responses((status = 202, body = JobView),
-        (status = 400, description = "a grace period under an hour, a limit over 10000, or a catalog without a warehouse")))]
+        (status = 400, description = "a grace period under an hour, a limit over 10000, a catalog without a warehouse, or a job to resume that is not a sweep"),
+        (status = 404, description = "no job to resume of that id"),
+        (status = 409, description = "the job to resume is running or succeeded")))]
 pub async fn remove_orphan_files(
     State(state): State<AppState>,
     PathParams(catalog): PathParams<String>,
@@ -201,6 +207,12 @@ pub async fn remove_orphan_files(
             catalog.name()
         )));
     }
+    let resumes = match &request.resume {
+        Some(id) => {
+            Some(jobs::resumable(state.store.as_ref(), catalog.tenant(), catalog.name(), id).await?)
+        }
+        None => None,
+    };
     let job = jobs::start_sweep(
         state.security.clone(),
         state.store.clone(),
@@ -212,6 +224,7 @@ pub async fn remove_orphan_files(
             dry_run: request.dry_run,
             shown,
         },
+        resumes,
     )
     .await?;
     Ok((StatusCode::ACCEPTED, Json(job)))

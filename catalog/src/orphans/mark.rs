@@ -25,6 +25,7 @@ use crate::iceberg::io::IoError;
 use crate::iceberg::manifest;
 use crate::iceberg::{FileIo, TableMetadata, ViewMetadata};
 use crate::orphans::SweepProgress;
+use crate::orphans::checkpoint::{Checkpoint, CheckpointError, Checkpoints};
 use crate::reach::{self, Reach, ReachError};
 
 #[derive(Debug, thiserror::Error)]
@@ -35,10 +36,13 @@ pub enum MarkError {
     Io(#[from] IoError),
     #[error("`{location}` is not a readable Iceberg file: {reason}")]
     Unreadable { location: String, reason: String },
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
 }
 
 /// A folder that holds one table's or view's files.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Directory {
     pub location: String,
     /// The uuid of the table or view it belongs to.
@@ -80,6 +84,12 @@ pub struct Marks {
     pub missing_metadata: Vec<String>,
     /// Folders found only through stale commits.
     pub forgotten: usize,
+    /// What was marked since the last checkpoint, when checkpoints are kept.
+    journal: Option<Checkpoint>,
+    /// Folders found or changed since the last checkpoint.
+    touched: BTreeSet<String>,
+    /// Iceberg files a checkpoint says were read, so not read again.
+    pub reads_resumed: usize,
     pub objects_read: u64,
     pub metadata_files_read: u64,
     pub manifest_lists_read: u64,
@@ -111,6 +121,9 @@ impl Marks {
             directories: BTreeMap::new(),
             missing_metadata: Vec::new(),
             forgotten: 0,
+            journal: None,
+            touched: BTreeSet::new(),
+            reads_resumed: 0,
             objects_read: 0,
             metadata_files_read: 0,
             manifest_lists_read: 0,
@@ -121,6 +134,76 @@ impl Marks {
     /// When the sweep began.
     pub fn now(&self) -> Timestamp {
         self.now
+    }
+
+    /// Takes in what earlier runs of the sweep saved (see [`checkpoint`](super::checkpoint)).
+    pub fn restore(&mut self, saved: Checkpoint) {
+        self.reads_resumed += saved.read.len();
+        self.read.extend(saved.read);
+        self.marked.extend(saved.marked);
+        for directory in saved.directories {
+            self.directories
+                .insert(directory.location.clone(), directory);
+        }
+        self.missing_metadata.extend(saved.missing_metadata);
+    }
+
+    /// From now on, notes what is marked, for [`take_checkpoint`](Self::take_checkpoint).
+    pub fn keep_checkpoints(&mut self) {
+        self.journal = Some(Checkpoint {
+            started_ms: self.now.as_millis(),
+            ..Checkpoint::default()
+        });
+    }
+
+    /// What was marked since the last call, if anything was and checkpoints are kept.
+    pub fn take_checkpoint(&mut self) -> Option<Checkpoint> {
+        let journal = self.journal.as_mut()?;
+        let mut taken = std::mem::replace(
+            journal,
+            Checkpoint {
+                started_ms: journal.started_ms,
+                ..Checkpoint::default()
+            },
+        );
+        taken.directories = std::mem::take(&mut self.touched)
+            .into_iter()
+            .filter_map(|location| self.directories.get(&location).cloned())
+            .collect();
+        (!taken.is_empty()).then_some(taken)
+    }
+
+    /// Saves a checkpoint when one is due.
+    async fn save_if_due(
+        &mut self,
+        checkpoints: &mut Option<&mut Checkpoints>,
+    ) -> Result<(), MarkError> {
+        let Some(checkpoints) = checkpoints else {
+            return Ok(());
+        };
+        if !checkpoints.due() {
+            return Ok(());
+        }
+        if let Some(checkpoint) = self.take_checkpoint() {
+            checkpoints.save(&checkpoint).await?;
+        }
+        Ok(())
+    }
+
+    /// Notes `location` as read; whether it was not before.
+    fn note_read(&mut self, location: &str) -> bool {
+        let new = self.read.insert(location.to_owned());
+        if let Some(journal) = self.journal.as_mut().filter(|_| new) {
+            journal.read.push(location.to_owned());
+        }
+        new
+    }
+
+    fn note_missing_metadata(&mut self, location: &str) {
+        self.missing_metadata.push(location.to_owned());
+        if let Some(journal) = &mut self.journal {
+            journal.missing_metadata.push(location.to_owned());
+        }
     }
 
     /// How many retained commits were walked.
@@ -139,11 +222,13 @@ impl Marks {
     /// Walks what history holds now, beyond what was walked before, marks the files of every
     /// table and view metadata file met for the first time, and finds the folders of tables
     /// and views only stale commits hold.
+    /// `checkpoints`: where to save what was marked, between tables, when a save is due.
     pub async fn extend(
         &mut self,
         catalog: &Catalog,
         io: &FileIo,
         progress: &SweepProgress,
+        mut checkpoints: Option<&mut Checkpoints>,
     ) -> Result<(), MarkError> {
         self.walk_history(catalog, progress).await?;
         for location in std::mem::take(&mut self.pending_tables) {
@@ -158,6 +243,7 @@ impl Marks {
                 (self.manifests_read - before.1) as usize,
             );
             progress.set(&progress.referenced, self.marked.len());
+            self.save_if_due(&mut checkpoints).await?;
         }
         for location in std::mem::take(&mut self.pending_views) {
             let before = self.metadata_files_read;
@@ -168,7 +254,8 @@ impl Marks {
             );
         }
         progress.set(&progress.referenced, self.marked.len());
-        self.find_forgotten(catalog, io, progress).await
+        self.find_forgotten(catalog, io, progress).await?;
+        self.save_if_due(&mut checkpoints).await
     }
 
     /// Walks the retained commits and their trees beyond what was walked before, noting every
@@ -394,20 +481,26 @@ impl Marks {
     }
 
     fn mark(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {
-        self.marked.insert(io.file_key(location)?);
+        let key = io.file_key(location)?;
+        if let Some(journal) = &mut self.journal
+            && !self.marked.contains(&key)
+        {
+            journal.marked.push(key.clone());
+        }
+        self.marked.insert(key);
         Ok(())
     }
 
     /// Marks a metadata file and everything it names.
     async fn mark_table(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {
-        if !self.read.insert(location.to_owned()) {
+        if !self.note_read(location) {
             return Ok(());
         }
         self.mark(io, location)?;
         let metadata = match io.read_metadata(location).await {
             Ok(metadata) => metadata,
             Err(IoError::NotFound(_)) => {
-                self.missing_metadata.push(location.to_owned());
+                self.note_missing_metadata(location);
                 return Ok(());
             }
             Err(e) => return Err(e.into()),
@@ -427,7 +520,7 @@ impl Marks {
                 continue;
             };
             self.mark(io, list)?;
-            if !self.read.insert(list.clone()) {
+            if !self.note_read(list) {
                 continue;
             }
             let bytes = match io.read_bytes(list).await {
@@ -448,9 +541,14 @@ impl Marks {
                 self.mark_manifest(io, &path, &mut missing).await?;
             }
         }
-        if let Some(directory) = self.directories.get_mut(&directory) {
-            directory.missing.extend(missing);
-            directory.missing.truncate(MISSING_SHOWN);
+        if let Some(folder) = self.directories.get_mut(&directory)
+            && !missing.is_empty()
+        {
+            folder.missing.extend(missing);
+            folder.missing.truncate(MISSING_SHOWN);
+            if self.journal.is_some() {
+                self.touched.insert(directory);
+            }
         }
         Ok(())
     }
@@ -462,7 +560,7 @@ impl Marks {
         missing: &mut Vec<String>,
     ) -> Result<(), MarkError> {
         self.mark(io, path)?;
-        if !self.read.insert(path.to_owned()) {
+        if !self.note_read(path) {
             return Ok(());
         }
         let bytes = match io.read_bytes(path).await {
@@ -486,7 +584,7 @@ impl Marks {
     }
 
     async fn mark_view(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {
-        if !self.read.insert(location.to_owned()) {
+        if !self.note_read(location) {
             return Ok(());
         }
         self.mark(io, location)?;
@@ -497,7 +595,7 @@ impl Marks {
                 Ok(())
             }
             Err(IoError::NotFound(_)) => {
-                self.missing_metadata.push(location.to_owned());
+                self.note_missing_metadata(location);
                 Ok(())
             }
             Err(e) => Err(e.into()),
@@ -507,13 +605,19 @@ impl Marks {
     /// The key of the directory at `location`, added if new.
     fn directory(&mut self, location: &str, uuid: uuid::Uuid) -> String {
         let location = location.trim_end_matches('/').to_owned();
-        self.directories
-            .entry(location.clone())
-            .or_insert_with(|| Directory {
-                location: location.clone(),
-                uuid,
-                missing: Vec::new(),
-            });
+        if !self.directories.contains_key(&location) {
+            self.directories.insert(
+                location.clone(),
+                Directory {
+                    location: location.clone(),
+                    uuid,
+                    missing: Vec::new(),
+                },
+            );
+            if self.journal.is_some() {
+                self.touched.insert(location.clone());
+            }
+        }
         location
     }
 }

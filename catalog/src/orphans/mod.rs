@@ -19,6 +19,7 @@
 //!
 //! [`Warehouse::default_location`]: crate::warehouse::Warehouse::default_location
 
+pub mod checkpoint;
 pub mod mark;
 pub mod progress;
 
@@ -30,6 +31,7 @@ use pangolin_store::Timestamp;
 use crate::catalog::Catalog;
 use crate::iceberg::io::StoredFile;
 use crate::iceberg::{FileIo, IoError};
+pub use checkpoint::{Checkpoint, CheckpointError, Checkpoints};
 pub use mark::{Directory, MarkError, Marks};
 pub use progress::{Phase, SweepProgress};
 
@@ -45,6 +47,19 @@ pub struct SweepRequest {
     pub dry_run: bool,
     /// How many orphans the report names one by one (all are counted).
     pub shown: usize,
+}
+
+/// What a sweep works with besides its request.
+#[derive(Debug, Default)]
+pub struct SweepContext {
+    /// Every other catalog whose warehouse overlaps this one's (see the module
+    /// documentation).
+    pub others: Vec<Catalog>,
+    /// Counts what the sweep does, for another task to read while it runs.
+    pub progress: Arc<SweepProgress>,
+    /// Where the mark phase saves what it did as it goes, and what an earlier run of the same
+    /// sweep saved: the sweep resumes from it (see [`checkpoint`]).
+    pub checkpoints: Option<Checkpoints>,
 }
 
 /// A folder the sweep did not list, and why.
@@ -73,6 +88,9 @@ pub struct SweepReport {
     pub forgotten_directories: usize,
     /// Other catalogs whose warehouse overlaps this one's, whose histories were walked.
     pub other_catalogs: usize,
+    /// Metadata files, manifest lists and manifests an earlier run of this sweep read, so
+    /// not read again.
+    pub reads_resumed: usize,
     pub skipped: Vec<Skipped>,
     pub files_listed: usize,
     /// Unreferenced files kept because they are newer than the cutoff.
@@ -107,6 +125,7 @@ pub struct SweepPlan<'a> {
     candidates: Vec<(String, Vec<StoredFile>)>,
     others: Vec<Catalog>,
     foreign: Foreign,
+    checkpoints: Option<Checkpoints>,
     report: SweepReport,
     shown: usize,
     progress: Arc<SweepProgress>,
@@ -121,32 +140,54 @@ impl Catalog {
         request: SweepRequest,
         others: Vec<Catalog>,
     ) -> Result<SweepReport, SweepError> {
-        self.plan_sweep(&request, others, Arc::default())
+        let context = SweepContext {
+            others,
+            ..SweepContext::default()
+        };
+        self.plan_sweep(&request, context)
             .await?
             .finish(request.dry_run)
             .await
     }
 
-    /// Marks every file the catalog's history references and lists its folders, counting
-    /// what it does in `progress`. `others` as for
-    /// [`sweep_orphan_files`](Self::sweep_orphan_files); `request.dry_run` is for
-    /// [`SweepPlan::finish`].
-    #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), others = others.len()))]
+    /// Marks every file the catalog's history references and lists its folders (see
+    /// [`SweepContext`]). `request.dry_run` is for [`SweepPlan::finish`].
+    #[tracing::instrument(level = "info", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), others = context.others.len()))]
     pub async fn plan_sweep(
         &self,
         request: &SweepRequest,
-        others: Vec<Catalog>,
-        progress: Arc<SweepProgress>,
+        context: SweepContext,
     ) -> Result<SweepPlan<'_>, SweepError> {
+        let SweepContext {
+            others,
+            progress,
+            mut checkpoints,
+        } = context;
         let warehouse = self
             .warehouse_ref()
             .ok_or_else(|| SweepError::NoWarehouse(self.name().to_owned()))?;
         let io = warehouse.io.as_ref();
-        let started_ms = Timestamp::now().as_millis();
+        let saved = match &mut checkpoints {
+            Some(checkpoints) => checkpoints.load().await.map_err(MarkError::from)?,
+            None => None,
+        };
+        // A resumed sweep measures from when it first began: it keeps at least as much.
+        let started_ms = saved
+            .as_ref()
+            .map_or_else(|| Timestamp::now().as_millis(), |saved| saved.started_ms);
         let cutoff_ms = started_ms.saturating_sub(request.grace_ms.max(0));
         let mut marks = Marks::new(Timestamp::from_millis(started_ms));
+        if let Some(saved) = saved {
+            tracing::info!(reads = saved.read.len(), "resuming from checkpoints");
+            marks.restore(saved);
+        }
+        if checkpoints.is_some() {
+            marks.keep_checkpoints();
+        }
         progress.enter(Phase::Marking);
-        marks.extend(self, io, &progress).await?;
+        marks
+            .extend(self, io, &progress, checkpoints.as_mut())
+            .await?;
         let mut foreign = Foreign::new(&others, marks.now());
         foreign.walk(&others, io, &progress).await?;
 
@@ -154,6 +195,7 @@ impl Catalog {
             started_ms,
             cutoff_ms,
             other_catalogs: others.len(),
+            reads_resumed: marks.reads_resumed,
             ..SweepReport::default()
         };
         let mut swept: Vec<&Directory> = Vec::new();
@@ -205,6 +247,7 @@ impl Catalog {
             candidates,
             others,
             foreign,
+            checkpoints,
             report,
             shown: request.shown,
             progress,
@@ -223,6 +266,7 @@ impl SweepPlan<'_> {
             mut candidates,
             others,
             mut foreign,
+            checkpoints,
             mut report,
             shown,
             progress,
@@ -233,7 +277,7 @@ impl SweepPlan<'_> {
             .io
             .as_ref();
         progress.enter(Phase::Remarking);
-        marks.extend(catalog, io, &progress).await?;
+        marks.extend(catalog, io, &progress, None).await?;
         foreign.walk(&others, io, &progress).await?;
         for (location, orphans) in &mut candidates {
             let damaged = marks
@@ -287,6 +331,10 @@ impl SweepPlan<'_> {
             skipped = report.skipped.len(),
             "orphan files swept"
         );
+        if let Some(checkpoints) = &checkpoints {
+            let cleared = checkpoints.clear().await.map_err(MarkError::from)?;
+            tracing::debug!(cleared, "checkpoints deleted");
+        }
         progress.enter(Phase::Done);
         Ok(report)
     }

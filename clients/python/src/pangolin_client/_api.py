@@ -332,11 +332,14 @@ class Versioning(_Resource):
         grace_period_ms: Optional[int] = None,
         dry_run: bool = False,
         limit: Optional[int] = None,
+        resume: Optional[str] = None,
     ) -> m.Job:
         """Starts a sweep of the files nothing in the catalog's history references (only
         files older than the grace period, 3 days by default, go); answers with the job as
-        started: follow it with `maintenance_job(job.id)` until it is no longer running."""
-        body = _options(grace_period_ms=grace_period_ms, limit=limit)
+        started: follow it with `maintenance_job(job.id)` until it is no longer running.
+        `resume`: the id of a sweep that failed or was abandoned, to continue from what it
+        marked."""
+        body = _options(grace_period_ms=grace_period_ms, limit=limit, resume=resume)
         if dry_run:
             body["dry-run"] = True
         path = f"{self._base}/maintenance/remove-orphan-files"

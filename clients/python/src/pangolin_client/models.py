@@ -171,6 +171,7 @@ class SweepResult(Model):
     directories_swept: int
     forgotten_directories: int = 0
     other_catalogs: int = 0
+    reads_resumed: int = 0
     skipped: List[Dict[str, str]] = []
     files_listed: int
     too_recent: int
@@ -212,6 +213,8 @@ class Job(Model):
     # A sweep's result for `remove-orphan-files`, a collection's for `collect-objects`.
     result: Optional[Union[SweepResult, CollectResult]] = None
     error: Optional[str] = None
+    # The sweep whose checkpoints this one resumed from (the first of its run).
+    resumes: Optional[str] = None
 
     @property
     def running(self) -> bool:
