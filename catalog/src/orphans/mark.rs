@@ -266,26 +266,22 @@ impl Marks {
         progress: &SweepProgress,
     ) -> Result<(), MarkError> {
         self.walk_commits(catalog, progress).await?;
-        let store = catalog.store().as_ref();
-        let repo = catalog.odb().repo();
-        loop {
-            let batch = self.reach.next(store, repo).await?;
-            if batch.is_empty() {
-                break;
-            }
-            self.objects_read += batch.len() as u64;
-            progress.add(&progress.objects_read, batch.len());
-            for (_, object) in &batch {
-                for (location, view) in metadata_files(object) {
-                    if !self.read.contains(location) {
-                        let pending = if view {
-                            &mut self.pending_views
-                        } else {
-                            &mut self.pending_tables
-                        };
-                        pending.insert(location.to_owned());
-                    }
-                }
+        let met = drain(
+            catalog,
+            &mut self.reach,
+            None,
+            &mut self.objects_read,
+            progress,
+        )
+        .await?;
+        for (location, view) in met {
+            if !self.read.contains(&location) {
+                let pending = if view {
+                    &mut self.pending_views
+                } else {
+                    &mut self.pending_tables
+                };
+                pending.insert(location);
             }
         }
         tracing::info!(
@@ -312,28 +308,21 @@ impl Marks {
         io: &FileIo,
         progress: &SweepProgress,
     ) -> Result<(), MarkError> {
-        let store = catalog.store().as_ref();
-        let repo = catalog.odb().repo();
-        loop {
-            let batch = self
-                .stale
-                .next_beyond(store, repo, Some(&self.reach))
-                .await?;
-            if batch.is_empty() {
-                break;
-            }
-            self.objects_read += batch.len() as u64;
-            progress.add(&progress.objects_read, batch.len());
-            for (_, object) in &batch {
-                for (location, view) in metadata_files(object) {
-                    let stale = if view {
-                        &mut self.stale_views
-                    } else {
-                        &mut self.stale_tables
-                    };
-                    stale.insert(location.to_owned());
-                }
-            }
+        let met = drain(
+            catalog,
+            &mut self.stale,
+            Some(&self.reach),
+            &mut self.objects_read,
+            progress,
+        )
+        .await?;
+        for (location, view) in met {
+            let stale = if view {
+                &mut self.stale_views
+            } else {
+                &mut self.stale_tables
+            };
+            stale.insert(location);
         }
         let tables = std::mem::take(&mut self.stale_tables);
         let views = std::mem::take(&mut self.stale_views);
@@ -619,6 +608,35 @@ impl Marks {
             }
         }
         location
+    }
+}
+
+/// Walks `reach` to its end, never into what `known` holds, counting the objects read; the
+/// table and view metadata files the tree leaves met name (`true`: a view's).
+async fn drain(
+    catalog: &Catalog,
+    reach: &mut Reach,
+    known: Option<&Reach>,
+    objects_read: &mut u64,
+    progress: &SweepProgress,
+) -> Result<Vec<(String, bool)>, MarkError> {
+    let store = catalog.store().as_ref();
+    let repo = catalog.odb().repo();
+    let mut met = Vec::new();
+    loop {
+        let batch = reach.next_beyond(store, repo, known).await?;
+        if batch.is_empty() {
+            return Ok(met);
+        }
+        *objects_read += batch.len() as u64;
+        progress.add(&progress.objects_read, batch.len());
+        for (_, object) in &batch {
+            met.extend(
+                metadata_files(object)
+                    .into_iter()
+                    .map(|(location, view)| (location.to_owned(), view)),
+            );
+        }
     }
 }
 
