@@ -22,7 +22,7 @@ use std::sync::Arc;
 use pangolin_store::{BackendError, ObjectId, ObjectKind, Timestamp};
 
 use crate::catalog::Catalog;
-use crate::orphans::{Phase, SweepProgress};
+use crate::orphans::{Forgotten, Marks, Phase, SweepProgress};
 use crate::reach::{self, Reach, ReachError};
 
 /// How much longer than their windows history is kept.
@@ -84,6 +84,10 @@ pub enum CollectError {
     History(#[from] ReachError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error(transparent)]
+    Folders(#[from] crate::orphans::MarkError),
+    #[error(transparent)]
+    Forgotten(#[from] crate::orphans::ForgottenError),
     #[error(
         "refs moved during each of {0} attempts to delete; {1} objects were deleted, the rest \
          are kept: run it again when fewer writers are busy"
@@ -168,6 +172,9 @@ impl Catalog {
             return Ok(report);
         }
 
+        if report.unreachable_commits > 0 {
+            self.record_stale_folders(&progress).await?;
+        }
         progress.enter(Phase::Deleting);
         let mut done = 0;
         while done < unreachable.len() {
@@ -207,6 +214,24 @@ impl Catalog {
             "collected"
         );
         Ok(report)
+    }
+
+    /// Records the folders of the tables and views that commits past every window name, so
+    /// that sweeps still find them once those commits are gone (see
+    /// [`forgotten`](crate::orphans::forgotten)).
+    async fn record_stale_folders(&self, progress: &SweepProgress) -> Result<(), CollectError> {
+        let Some(warehouse) = self.warehouse_ref() else {
+            return Ok(());
+        };
+        let folders = Marks::stale_folders(self, warehouse.io.as_ref(), progress).await?;
+        tracing::info!(
+            folders = folders.len(),
+            "recording folders of stale commits"
+        );
+        Forgotten::new(self.store().as_ref(), self.tenant(), self.name())?
+            .add(folders)
+            .await?;
+        Ok(())
     }
 
     /// Walks, beyond what `reach` already holds, everything reachable from the heads of the

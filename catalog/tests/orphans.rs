@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use common::files::*;
 use common::lake::*;
+use pangolin_catalog::collect::CollectRequest;
 use pangolin_catalog::iceberg::manifest;
-use pangolin_catalog::orphans::{Phase, SweepContext, SweepProgress};
+use pangolin_catalog::orphans::{Forgotten, Phase, SweepContext, SweepProgress};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
@@ -518,4 +519,47 @@ async fn commits_only_a_ref_log_records_keep_their_files_in_memory() {
 #[tokio::test]
 async fn commits_only_a_ref_log_records_keep_their_files_in_sqlite() {
     commits_only_a_ref_log_records_keep_their_files(sqlite_lake().await).await;
+}
+
+/// Object collection deletes the commits through which a sweep would find the folder of a
+/// table only a deleted branch held; it records the folder first, so a sweep after it still
+/// empties the folder, which then leaves the record.
+#[tokio::test]
+async fn a_folder_only_collected_commits_named_is_still_swept() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    new_branch(catalog, "dev", "main").await;
+    let gone = create(catalog, &branch("dev"), "db.gone")
+        .await
+        .metadata
+        .location
+        .clone();
+    append_with_files(catalog, &branch("dev"), "db.gone", 1, &mut Vec::new()).await;
+    move_ref(catalog, branch("dev"), Expected::Any, Target::Delete).await;
+    backdate(&lake.root(), &[]);
+    assert!(count_files(&local(&gone)) > 0);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+
+    let short = catalog.clone().with_retention(window(10));
+    let request = CollectRequest {
+        dry_run: false,
+        slack_ms: 0,
+    };
+    let collected = short
+        .collect_objects(request, Arc::default())
+        .await
+        .unwrap();
+    assert!(collected.unreachable_commits > 0, "{collected:?}");
+    let records = catalog.store().as_ref();
+    let forgotten = Forgotten::new(records, "acme", "lake").unwrap();
+    let recorded = forgotten.load().await.unwrap();
+    assert_eq!(recorded.keys().collect::<Vec<_>>(), [&gone]);
+
+    let report = short
+        .sweep_orphan_files(sweep_request(false), Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(report.forgotten_directories, 1, "{report:?}");
+    assert_eq!(count_files(&local(&gone)), 0);
+    assert!(forgotten.load().await.unwrap().is_empty());
 }

@@ -131,6 +131,35 @@ impl Marks {
         }
     }
 
+    /// The folders of the tables and views that the stored commits past every window name,
+    /// found without marking anything: what object collection records before it deletes
+    /// those commits (see [`forgotten`](super::forgotten)). Some may be held by retained
+    /// commits too.
+    pub async fn stale_folders(
+        catalog: &Catalog,
+        io: &FileIo,
+        progress: &SweepProgress,
+    ) -> Result<Vec<Directory>, MarkError> {
+        let mut marks = Self::new(Timestamp::now());
+        marks.walk_history(catalog, progress).await?;
+        marks.find_forgotten(catalog, io, progress).await?;
+        Ok(marks.directories.into_values().collect())
+    }
+
+    /// Adds folders recorded before the commits naming them were collected; returns the
+    /// locations of those no retained table or view holds.
+    pub fn add_recorded(&mut self, recorded: impl IntoIterator<Item = Directory>) -> Vec<String> {
+        let mut added = Vec::new();
+        for folder in recorded {
+            if !self.directories.contains_key(&folder.location) {
+                added.push(folder.location.clone());
+                self.directories.insert(folder.location.clone(), folder);
+                self.forgotten += 1;
+            }
+        }
+        added
+    }
+
     /// When the sweep began.
     pub fn now(&self) -> Timestamp {
         self.now

@@ -20,6 +20,7 @@
 //! [`Warehouse::default_location`]: crate::warehouse::Warehouse::default_location
 
 pub mod checkpoint;
+pub mod forgotten;
 pub mod mark;
 pub mod progress;
 
@@ -32,6 +33,7 @@ use crate::catalog::Catalog;
 use crate::iceberg::io::StoredFile;
 use crate::iceberg::{FileIo, IoError};
 pub use checkpoint::{Checkpoint, CheckpointError, Checkpoints};
+pub use forgotten::{Forgotten, ForgottenError};
 pub use mark::{Directory, MarkError, Marks};
 pub use progress::{Phase, SweepProgress};
 
@@ -112,6 +114,8 @@ pub enum SweepError {
     #[error(transparent)]
     Sharing(#[from] crate::tenancy::SharingError),
     #[error(transparent)]
+    Forgotten(#[from] ForgottenError),
+    #[error(transparent)]
     Io(#[from] IoError),
 }
 
@@ -126,6 +130,8 @@ pub struct SweepPlan<'a> {
     others: Vec<Catalog>,
     foreign: Foreign,
     checkpoints: Option<Checkpoints>,
+    /// Recorded folders no retained table or view holds (see [`forgotten`]).
+    recorded: Vec<String>,
     report: SweepReport,
     shown: usize,
     progress: Arc<SweepProgress>,
@@ -188,6 +194,10 @@ impl Catalog {
         marks
             .extend(self, io, &progress, checkpoints.as_mut())
             .await?;
+        let recorded = Forgotten::new(self.store().as_ref(), self.tenant(), self.name())?
+            .load()
+            .await?;
+        let recorded = marks.add_recorded(recorded.into_values());
         let mut foreign = Foreign::new(&others, marks.now());
         foreign.walk(&others, io, &progress).await?;
 
@@ -248,6 +258,7 @@ impl Catalog {
             others,
             foreign,
             checkpoints,
+            recorded,
             report,
             shown: request.shown,
             progress,
@@ -267,6 +278,7 @@ impl SweepPlan<'_> {
             others,
             mut foreign,
             checkpoints,
+            recorded,
             mut report,
             shown,
             progress,
@@ -331,6 +343,18 @@ impl SweepPlan<'_> {
             skipped = report.skipped.len(),
             "orphan files swept"
         );
+        if !dry_run {
+            // A recorded folder leaves the record once nothing is left in it.
+            let mut empty = Vec::new();
+            for location in recorded {
+                if io.list_files(&location).await?.is_empty() {
+                    empty.push(location);
+                }
+            }
+            Forgotten::new(catalog.store().as_ref(), catalog.tenant(), catalog.name())?
+                .remove(&empty)
+                .await?;
+        }
         if let Some(checkpoints) = &checkpoints {
             let cleared = checkpoints.clear().await.map_err(MarkError::from)?;
             tracing::debug!(cleared, "checkpoints deleted");
