@@ -19,30 +19,32 @@ fn checkpoints(catalog: &Catalog) -> Checkpoints {
         .every(Duration::ZERO)
 }
 
+/// Tables whose metadata files are marked in the first chunks, and the one marked last.
+const TABLES: usize = 20;
+
 async fn a_failed_sweep_resumes_without_reading_again_what_it_read(lake: Lake) {
     let catalog = &lake.catalog;
-    // Tables are read in the order of their metadata files' locations: `a`'s first.
-    let mut files = BTreeMap::new();
+    // Metadata files are marked in location order, 16 between two checkpoints: the 40 files of
+    // `t00` to `t19` in three runs, of which the last holds `t16` to `t19`.
+    let mut files = Vec::new();
     let mut strays = Vec::new();
-    for name in ["db.a", "db.b"] {
-        let location = create(catalog, &main(), name)
+    for i in 0..TABLES {
+        let name = format!("db.t{i:02}");
+        let location = create(catalog, &main(), &name)
             .await
             .metadata
             .location
             .clone();
-        let mut manifests = Vec::new();
-        let mut written = Vec::new();
-        for id in [1, 2] {
-            let id = if name == "db.a" { id } else { id + 10 };
-            written.extend(append_with_files(catalog, &main(), name, id, &mut manifests).await);
+        let id = i64::try_from(i).unwrap() + 1;
+        files.push(append_with_files(catalog, &main(), &name, id, &mut Vec::new()).await);
+        if i == 0 || i == TABLES - 1 {
+            let stray = format!("{location}/data/stray.parquet");
+            put(&stray, b"stray");
+            strays.push(stray);
         }
-        files.insert(name, written);
-        let stray = format!("{location}/data/stray.parquet");
-        put(&stray, b"stray");
-        strays.push(stray);
     }
-    // `b`'s newest manifest list is unreadable for now.
-    let list = local(&files["db.b"][5]);
+    // The last table's manifest list is unreadable for now.
+    let list = local(&files[TABLES - 1][2]);
     let good = std::fs::read(&list).unwrap();
     std::fs::write(&list, b"not avro").unwrap();
     backdate(&lake.root(), &[]);
@@ -60,15 +62,17 @@ async fn a_failed_sweep_resumes_without_reading_again_what_it_read(lake: Lake) {
         "{failed}"
     );
     let saved = checkpoints(catalog).load().await.unwrap().unwrap();
-    for manifest in [&files["db.a"][1], &files["db.a"][4]] {
-        assert!(saved.read.contains(manifest), "{manifest}: {saved:?}");
-    }
-    for file in &files["db.a"] {
-        let key = file.clone();
-        assert!(
-            saved.marked.contains(&key),
-            "{file} is marked in a checkpoint"
-        );
+    for (i, written) in files.iter().enumerate() {
+        let manifest = &written[1];
+        assert_eq!(saved.read.contains(manifest), i < 16, "{manifest}");
+        if i < 16 {
+            for file in written {
+                assert!(
+                    saved.marked.contains(file),
+                    "{file} is marked in a checkpoint"
+                );
+            }
+        }
     }
     for stray in &strays {
         assert!(exists(stray), "nothing is deleted before the mark ends");
@@ -98,28 +102,27 @@ async fn a_failed_sweep_resumes_without_reading_again_what_it_read(lake: Lake) {
     for stray in &strays {
         assert!(!exists(stray), "{stray}");
     }
-    for file in files.values().flatten() {
+    for file in files.iter().flatten() {
         assert!(exists(file), "{file}");
     }
 
-    // A sweep run whole reads all four manifests; the resumed one read only the one no
-    // checkpoint had, named by the list that failed (`b`'s first snapshot was saved too).
+    // A sweep run whole reads every manifest; the resumed one read only those of the tables
+    // no checkpoint had.
     let whole = catalog
         .sweep_orphan_files(sweep_request(true), Vec::new())
         .await
         .unwrap();
     assert_eq!(whole.orphan_files, 0);
     assert_eq!(whole.referenced, resumed.referenced);
-    assert_eq!(whole.manifests_read, 4);
-    assert_eq!(resumed.manifests_read, 1, "{resumed:?}");
-    assert_eq!(resumed.manifest_lists_read, 1, "{resumed:?}");
+    assert_eq!(whole.manifests_read, TABLES as u64);
+    assert_eq!(resumed.manifests_read, 4, "{resumed:?}");
+    assert_eq!(resumed.manifest_lists_read, 4, "{resumed:?}");
     assert!(
         checkpoints(catalog).load().await.unwrap().is_none(),
         "checkpoints go once a sweep succeeds"
     );
-    for name in ["db.a", "db.b"] {
-        assert!(catalog.load_table(&spec("main"), &key(name)).await.is_ok());
-    }
+    let last = format!("db.t{:02}", TABLES - 1);
+    assert!(catalog.load_table(&spec("main"), &key(&last)).await.is_ok());
 }
 
 #[tokio::test]

@@ -5,7 +5,8 @@
 //! take hours; walking the commits and trees again is cheap beside it. So a checkpoint holds
 //! what reading produced, never where the walk was: a resumed sweep walks history again and
 //! reads only the metadata files, manifest lists and manifests no checkpoint has. Checkpoints
-//! are saved only between tables, so every file a checkpoint says was read was read whole.
+//! are saved only between runs of table metadata files marked whole (16 at a time), so every
+//! file a checkpoint says was read was read whole, with all it names.
 //! Each is a record of the shared store (any server can resume), holding what was new since
 //! the one before; they are deleted when a sweep of the catalog succeeds.
 //!

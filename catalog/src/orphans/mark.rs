@@ -15,17 +15,19 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use futures::StreamExt;
 use pangolin_refs::Reference;
 use pangolin_store::tree::NodeView;
 use pangolin_store::{Content, Object, ObjectId, ObjectKind, Timestamp};
-use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::iceberg::io::IoError;
+use crate::iceberg::json_io::read_json;
 use crate::iceberg::manifest;
-use crate::iceberg::{FileIo, TableMetadata, ViewMetadata};
+use crate::iceberg::{FileIo, ViewMetadata};
 use crate::orphans::SweepProgress;
 use crate::orphans::checkpoint::{Checkpoint, CheckpointError, Checkpoints};
+use crate::orphans::named::TableFiles;
 use crate::reach::{self, Reach, ReachError};
 
 #[derive(Debug, thiserror::Error)]
@@ -260,9 +262,12 @@ impl Marks {
         mut checkpoints: Option<&mut Checkpoints>,
     ) -> Result<(), MarkError> {
         self.walk_history(catalog, progress).await?;
-        for location in std::mem::take(&mut self.pending_tables) {
+        let tables: Vec<String> = std::mem::take(&mut self.pending_tables)
+            .into_iter()
+            .collect();
+        for chunk in tables.chunks(CHUNK) {
             let before = (self.metadata_files_read, self.manifests_read);
-            self.mark_table(io, &location).await?;
+            self.mark_tables(io, chunk).await?;
             progress.add(
                 &progress.metadata_files_read,
                 (self.metadata_files_read - before.0) as usize,
@@ -372,13 +377,13 @@ impl Marks {
                 continue;
             }
             let found = if view {
-                crate::iceberg::json_io::read_json::<ViewMetadata>(io, &location)
+                read_json::<ViewMetadata>(io, &location)
                     .await
                     .map(|v| (v.location, v.view_uuid))
             } else {
-                io.read_metadata(&location)
+                read_json::<TableFiles>(io, &location)
                     .await
-                    .map(|t| (t.location.clone(), t.table_uuid))
+                    .map(|t| (t.location, t.table_uuid))
             };
             match found {
                 Ok((folder, uuid)) => {
@@ -510,93 +515,102 @@ impl Marks {
     }
 
     /// Marks a metadata file and everything it names.
-    async fn mark_table(&mut self, io: &FileIo, location: &str) -> Result<(), MarkError> {
-        if !self.note_read(location) {
-            return Ok(());
-        }
-        self.mark(io, location)?;
-        let metadata = match io.read_metadata(location).await {
-            Ok(metadata) => metadata,
-            Err(IoError::NotFound(_)) => {
-                self.note_missing_metadata(location);
-                return Ok(());
+    /// Marks the table metadata files at `locations` and everything they name, each read once
+    /// across the whole mark: the metadata files, then their new manifest lists, then the new
+    /// manifests, [`READS`] reads at a time (on an object store each is a round trip).
+    async fn mark_tables(&mut self, io: &FileIo, locations: &[String]) -> Result<(), MarkError> {
+        let mut fresh = Vec::new();
+        for location in locations {
+            if self.note_read(location) {
+                self.mark(io, location)?;
+                fresh.push((location.clone(), ()));
             }
-            Err(e) => return Err(e.into()),
-        };
-        self.metadata_files_read += 1;
-        let directory = self.directory(&metadata.location, metadata.table_uuid);
-        let mut missing = Vec::new();
-        for file in referenced_by(&metadata) {
-            self.mark(io, &file)?;
         }
-        for snapshot in &metadata.snapshots {
-            let Some(list) = &snapshot.manifest_list else {
-                // v1's inline list of manifests.
-                for path in v1_manifests(&snapshot.extra) {
-                    self.mark_manifest(io, &path, &mut missing).await?;
-                }
-                continue;
-            };
-            self.mark(io, list)?;
-            if !self.note_read(list) {
-                continue;
-            }
-            let bytes = match io.read_bytes(list).await {
+        // Lists and manifests not read yet, with the folder of the table naming them.
+        let mut lists = Vec::new();
+        let mut manifests = Vec::new();
+        let mut fetched = fetch(io, fresh);
+        while let Some((location, (), bytes)) = fetched.next().await {
+            let bytes = match bytes {
                 Ok(bytes) => bytes,
                 Err(IoError::NotFound(_)) => {
-                    missing.push(list.clone());
+                    self.note_missing_metadata(&location);
                     continue;
                 }
                 Err(e) => return Err(e.into()),
             };
+            let metadata: TableFiles =
+                serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
+                    location: location.clone(),
+                    reason: e.to_string(),
+                })?;
+            self.metadata_files_read += 1;
+            let directory = self.directory(&metadata.location, metadata.table_uuid);
+            for file in metadata.referenced() {
+                self.mark(io, file)?;
+            }
+            for snapshot in &metadata.snapshots {
+                let Some(list) = &snapshot.manifest_list else {
+                    // v1's inline list of manifests.
+                    for path in &snapshot.manifests {
+                        self.mark(io, path)?;
+                        if self.note_read(path) {
+                            manifests.push((path.clone(), directory.clone()));
+                        }
+                    }
+                    continue;
+                };
+                self.mark(io, list)?;
+                if self.note_read(list) {
+                    lists.push((list.clone(), directory.clone()));
+                }
+            }
+        }
+        drop(fetched);
+        let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut fetched = fetch(io, lists);
+        while let Some((list, directory, bytes)) = fetched.next().await {
+            let Some(bytes) = found(bytes, &list, &directory, &mut missing)? else {
+                continue;
+            };
             self.manifest_lists_read += 1;
-            let manifests =
+            let paths =
                 manifest::manifest_paths(&bytes).map_err(|reason| MarkError::Unreadable {
                     location: list.clone(),
                     reason,
                 })?;
-            for path in manifests {
-                self.mark_manifest(io, &path, &mut missing).await?;
+            for path in paths {
+                self.mark(io, &path)?;
+                if self.note_read(&path) {
+                    manifests.push((path, directory.clone()));
+                }
             }
         }
-        if let Some(folder) = self.directories.get_mut(&directory)
-            && !missing.is_empty()
-        {
-            folder.missing.extend(missing);
-            folder.missing.truncate(MISSING_SHOWN);
-            if self.journal.is_some() {
-                self.touched.insert(directory);
+        drop(fetched);
+        let mut fetched = fetch(io, manifests);
+        while let Some((path, directory, bytes)) = fetched.next().await {
+            let Some(bytes) = found(bytes, &path, &directory, &mut missing)? else {
+                continue;
+            };
+            self.manifests_read += 1;
+            let files =
+                manifest::content_file_paths(&bytes).map_err(|reason| MarkError::Unreadable {
+                    location: path.clone(),
+                    reason,
+                })?;
+            for file in files {
+                self.mark(io, &file)?;
             }
         }
-        Ok(())
-    }
-
-    async fn mark_manifest(
-        &mut self,
-        io: &FileIo,
-        path: &str,
-        missing: &mut Vec<String>,
-    ) -> Result<(), MarkError> {
-        self.mark(io, path)?;
-        if !self.note_read(path) {
-            return Ok(());
-        }
-        let bytes = match io.read_bytes(path).await {
-            Ok(bytes) => bytes,
-            Err(IoError::NotFound(_)) => {
-                missing.push(path.to_owned());
-                return Ok(());
+        drop(fetched);
+        for (directory, files) in missing {
+            if let Some(folder) = self.directories.get_mut(&directory) {
+                folder.missing.extend(files);
+                folder.missing.truncate(MISSING_SHOWN);
+                if self.journal.is_some() {
+                    self.touched.insert(directory);
+                }
             }
-            Err(e) => return Err(e.into()),
-        };
-        self.manifests_read += 1;
-        let files =
-            manifest::content_file_paths(&bytes).map_err(|reason| MarkError::Unreadable {
-                location: path.to_owned(),
-                reason,
-            })?;
-        for file in files {
-            self.mark(io, &file)?;
         }
         Ok(())
     }
@@ -606,7 +620,7 @@ impl Marks {
             return Ok(());
         }
         self.mark(io, location)?;
-        match crate::iceberg::json_io::read_json::<ViewMetadata>(io, location).await {
+        match read_json::<ViewMetadata>(io, location).await {
             Ok(view) => {
                 self.metadata_files_read += 1;
                 self.directory(&view.location, view.view_uuid);
@@ -637,6 +651,48 @@ impl Marks {
             }
         }
         location
+    }
+}
+
+/// Iceberg files read at once.
+const READS: usize = 16;
+
+/// Table metadata files marked between two chances to save a checkpoint (so at most this
+/// many are read again when a sweep resumes).
+const CHUNK: usize = 16;
+
+/// The files at the locations of `items`, read [`READS`] at a time, in order, each with what
+/// came with it.
+fn fetch<T: Send + 'static>(
+    io: &FileIo,
+    items: Vec<(String, T)>,
+) -> impl futures::Stream<Item = (String, T, Result<bytes::Bytes, IoError>)> + '_ {
+    futures::stream::iter(items)
+        .map(move |(location, with)| async move {
+            let bytes = io.read_bytes(&location).await;
+            (location, with, bytes)
+        })
+        .buffered(READS)
+}
+
+/// The bytes read, or `None` for a file that does not exist (noted in `missing` under the
+/// folder `directory`).
+fn found(
+    bytes: Result<bytes::Bytes, IoError>,
+    location: &str,
+    directory: &str,
+    missing: &mut BTreeMap<String, Vec<String>>,
+) -> Result<Option<bytes::Bytes>, MarkError> {
+    match bytes {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(IoError::NotFound(_)) => {
+            missing
+                .entry(directory.to_owned())
+                .or_default()
+                .push(location.to_owned());
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -689,33 +745,4 @@ fn metadata_files(object: &Object) -> Vec<(&str, bool)> {
             _ => None,
         })
         .collect()
-}
-
-/// The files table metadata names itself: earlier metadata files and statistics files.
-fn referenced_by(metadata: &TableMetadata) -> Vec<String> {
-    let logged = metadata
-        .metadata_log
-        .iter()
-        .map(|e| e.metadata_file.clone());
-    let statistics = metadata
-        .statistics
-        .iter()
-        .chain(&metadata.partition_statistics)
-        .filter_map(|s| s.rest.get("statistics-path").and_then(Value::as_str))
-        .map(str::to_owned);
-    logged.chain(statistics).collect()
-}
-
-fn v1_manifests(extra: &serde_json::Map<String, Value>) -> Vec<String> {
-    extra
-        .get("manifests")
-        .and_then(Value::as_array)
-        .map(|paths| {
-            paths
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -22,6 +22,7 @@
 pub mod checkpoint;
 pub mod forgotten;
 pub mod mark;
+pub mod named;
 pub mod progress;
 
 use std::collections::BTreeMap;
