@@ -3,7 +3,8 @@
 //! Both stream: an export is answered as soon as it is planned and its bytes follow as the
 //! walk reads objects; an import reads the request body piece by piece. An export that fails
 //! half way ends its answer early, so the reader holds a bundle without its end, which no
-//! import accepts.
+//! import accepts; its `200` was audited when the answer began, so the failure is audited
+//! too, as `catalog.export.failed`.
 
 use axum::Json;
 use axum::body::Body;
@@ -65,18 +66,27 @@ pub async fn export(
         .map_err(export_error)?;
     let (pieces, received) = mpsc::channel::<Bytes>(16);
     let writer = tokio::spawn(export.write(pieces));
+    // The caller is known only while the handler runs; the body is read after it returned.
+    let failed = FailedExport {
+        security: state.security.clone(),
+        tenant: catalog.tenant().to_owned(),
+        catalog: catalog.name().to_owned(),
+        principal: Caller::current_name(),
+    };
     let body = futures::stream::unfold(
-        (received, Some(writer)),
+        (received, Some((writer, failed))),
         |(mut received, writer)| async move {
             if let Some(piece) = received.recv().await {
                 return Some((Ok(piece), (received, writer)));
             }
-            let failure = match writer?.await {
+            let (writer, failed) = writer?;
+            let failure = match writer.await {
                 Ok(Ok(_)) => return None,
                 Ok(Err(error)) => error.to_string(),
                 Err(panicked) => panicked.to_string(),
             };
             tracing::error!(error = %failure, "export failed; its answer is cut short");
+            failed.audit(&failure).await;
             Some((Err(std::io::Error::other(failure)), (received, None)))
         },
     );
@@ -85,6 +95,35 @@ pub async fn export(
         Body::from_stream(body),
     )
         .into_response())
+}
+
+/// Who asked for an export, to audit its failure after its answer began.
+struct FailedExport {
+    security: std::sync::Arc<crate::security::Security>,
+    tenant: String,
+    catalog: String,
+    principal: String,
+}
+
+impl FailedExport {
+    async fn audit(&self, failure: &str) {
+        crate::security::audit::write(
+            &self.security,
+            crate::security::audit::Entry {
+                tenant: &self.tenant,
+                principal: &self.principal,
+                action: "catalog.export.failed",
+                resource_type: "catalog",
+                resource_id: &self.catalog,
+                outcome: pangolin_records::Outcome::Failed,
+                details: std::collections::BTreeMap::from([(
+                    "error".to_owned(),
+                    failure.to_owned(),
+                )]),
+            },
+        )
+        .await;
+    }
 }
 
 /// What an import did.
