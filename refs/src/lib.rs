@@ -8,7 +8,7 @@ pub mod transaction;
 
 pub use name::{RefKind, RefName, RefNameError, Reference};
 pub use prune::{ObjectQuery, Prune, RefMoves};
-pub use store::{LogQuery, Publish, RefPage, RefQuery, RefStore};
+pub use store::{LogQuery, Publish, RefPage, RefQuery, RefStore, RepoLogQuery};
 pub use transaction::{
     Expected, InvalidTransaction, RefLogEntry, RefUpdate, Target, TransactError, Transaction,
 };

@@ -49,6 +49,14 @@ pub struct LogQuery {
     pub limit: usize,
 }
 
+/// Which ref-log entries of a whole repository to read, oldest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RepoLogQuery {
+    /// Only entries with a sequence number above this (the previous page's last sequence).
+    pub after: Option<u64>,
+    pub limit: usize,
+}
+
 /// Named, mutable pointers to commits: the only mutable versioned state.
 ///
 /// Every change goes through [`transact`](RefStore::transact). There is no global lock: stores
@@ -78,6 +86,18 @@ pub trait RefStore: Send + Sync + 'static {
         repo: &RepoId,
         reference: &Reference,
         query: LogQuery,
+    ) -> Result<Vec<RefLogEntry>, BackendError>;
+
+    /// Ref-log entries of every ref of `repo`, oldest first.
+    ///
+    /// Sequence numbers become visible in order: once a reader has seen an entry, no entry
+    /// with a smaller sequence number can appear later, so a reader that continues after the
+    /// last sequence it saw misses nothing. Stores whose writers allocate sequence numbers
+    /// before they commit must serialize a repository's ref-log writes until commit for this.
+    async fn repository_log(
+        &self,
+        repo: &RepoId,
+        query: RepoLogQuery,
     ) -> Result<Vec<RefLogEntry>, BackendError>;
 
     /// The last ref-log entry of `reference` at or before `time`: what a reader of the ref saw

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use pangolin_refs::{
-    LogQuery, RefLogEntry, RefPage, RefQuery, RefStore, Reference, TransactError, Transaction,
+    LogQuery, RefLogEntry, RefPage, RefQuery, RefStore, Reference, RepoLogQuery, TransactError,
+    Transaction,
 };
 use pangolin_store::{BackendError, ObjectId, RepoId, Timestamp};
 use parking_lot::Mutex;
@@ -103,6 +104,28 @@ impl RefStore for MemoryBackend {
             .take(query.limit)
             .cloned()
             .collect())
+    }
+
+    async fn repository_log(
+        &self,
+        repo: &RepoId,
+        query: RepoLogQuery,
+    ) -> Result<Vec<RefLogEntry>, BackendError> {
+        let Some(refs) = self.existing_repo_refs(repo) else {
+            return Ok(Vec::new());
+        };
+        let refs = refs.lock();
+        // A store for tests: every ref's log is scanned rather than indexed by sequence.
+        let mut entries: Vec<RefLogEntry> = refs
+            .log
+            .values()
+            .flatten()
+            .filter(|e| query.after.is_none_or(|after| e.sequence > after))
+            .cloned()
+            .collect();
+        entries.sort_unstable_by_key(|e| e.sequence);
+        entries.truncate(query.limit);
+        Ok(entries)
     }
 
     async fn ref_log_at(

@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use pangolin_records::AuditEvent;
 use pangolin_refs::{
-    LogQuery, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore, Reference, Target,
-    TransactError, Transaction,
+    LogQuery, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore, Reference, RepoLogQuery,
+    Target, TransactError, Transaction,
 };
 use pangolin_store::{BackendError, BackendErrorKind, ObjectId, RawObject, RepoId, Timestamp};
 use sqlx::postgres::PgRow;
@@ -12,6 +12,10 @@ use sqlx::{PgConnection, Row};
 
 use crate::errors::{is_retryable_conflict, is_unique_violation};
 use crate::{PostgresBackend, classify, to_i64, to_u64};
+
+/// The first key of the advisory lock that orders one repository's ref-log writes (the
+/// second is a hash of the repository's name).
+const REPO_LOG_LOCK: i32 = 0x5052_4c47;
 
 /// Attempts of a ref transaction that hits deadlocks or serialization failures.
 const ATTEMPTS: usize = 3;
@@ -119,6 +123,15 @@ async fn attempt(
         actual[i] = locked_target(conn, repo, &update.reference).await?;
         Transaction::check(update, actual[i])?;
     }
+    // A ref-log sequence number is taken at insert, visible at commit: without this lock, held
+    // until commit, a transaction on another ref of the repository could take a smaller
+    // number and commit later, and a reader continuing after the numbers it saw would miss it.
+    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+        .bind(REPO_LOG_LOCK)
+        .bind(repo.as_str())
+        .execute(&mut *conn)
+        .await
+        .map_err(db)?;
     let mut entries = Vec::with_capacity(tx.updates.len());
     for (update, old) in tx.updates.iter().zip(actual) {
         let (kind, name) = (
@@ -271,6 +284,25 @@ impl RefStore for PostgresBackend {
         .bind(kind_code(reference.kind))
         .bind(reference.name.as_str())
         .bind(query.before.map(to_i64))
+        .bind(to_i64(query.limit as u64))
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| classify(OP, e))?;
+        rows.iter().map(|r| log_entry_from(r, OP)).collect()
+    }
+
+    async fn repository_log(
+        &self,
+        repo: &RepoId,
+        query: RepoLogQuery,
+    ) -> Result<Vec<RefLogEntry>, BackendError> {
+        const OP: &str = "refs.repository_log";
+        let rows = sqlx::query(
+            "SELECT sequence, kind, name, old, new, principal, message, time FROM ref_log \
+             WHERE repo = $1 AND sequence > $2 ORDER BY sequence LIMIT $3",
+        )
+        .bind(repo.as_str())
+        .bind(query.after.map_or(0, to_i64))
         .bind(to_i64(query.limit as u64))
         .fetch_all(self.pool())
         .await

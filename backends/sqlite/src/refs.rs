@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use pangolin_records::AuditEvent;
 use pangolin_refs::{
     Expected, LogQuery, Publish, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore,
-    RefUpdate, Reference, Target, TransactError, Transaction,
+    RefUpdate, Reference, RepoLogQuery, Target, TransactError, Transaction,
 };
 use pangolin_store::{BackendError, BackendErrorKind, ObjectId, RawObject, RepoId, Timestamp};
 use sqlx::sqlite::SqliteRow;
@@ -305,6 +305,27 @@ impl RefStore for SqliteBackend {
         .bind(reference.name.as_str())
         .bind(query.before.map(to_i64))
         .bind(query.before.map(to_i64))
+        .bind(to_i64(query.limit as u64))
+        .fetch_all(self.pool())
+        .await
+        .map_err(|e| classify(OP, e))?;
+        rows.iter().map(|r| log_entry_from(r, OP)).collect()
+    }
+
+    async fn repository_log(
+        &self,
+        repo: &RepoId,
+        query: RepoLogQuery,
+    ) -> Result<Vec<RefLogEntry>, BackendError> {
+        // One writer at a time, and sequence numbers are taken inside its transaction: they
+        // become visible in order.
+        const OP: &str = "refs.repository_log";
+        let rows = sqlx::query(
+            "SELECT sequence, kind, name, old, new, principal, message, time FROM ref_log \
+             WHERE repo = ? AND sequence > ? ORDER BY sequence LIMIT ?",
+        )
+        .bind(repo.as_str())
+        .bind(query.after.map_or(0, to_i64))
         .bind(to_i64(query.limit as u64))
         .fetch_all(self.pool())
         .await

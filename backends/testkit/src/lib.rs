@@ -10,6 +10,7 @@ pub mod objects;
 pub mod prune;
 pub mod records;
 pub mod refs;
+pub mod repo_log;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -84,6 +85,8 @@ macro_rules! conformance_tests {
             refs::racing_writers_lose_no_update,
             refs::transactions_on_different_refs_do_not_conflict,
             refs::publishing_stores_the_objects_with_the_ref_move,
+            repo_log::the_repository_log_lists_every_move_in_order,
+            repo_log::a_reader_following_the_repository_log_misses_nothing,
             prune::listing_objects_pages_in_id_order,
             prune::deletes_apply_only_while_no_ref_moved,
             prune::publishes_racing_deletes_keep_their_objects,

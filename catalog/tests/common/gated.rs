@@ -84,6 +84,14 @@ impl RefStore for Gated {
     ) -> Result<Vec<RefLogEntry>, BackendError> {
         self.inner.ref_log(repo, reference, query).await
     }
+    async fn repository_log(
+        &self,
+        repo: &RepoId,
+        query: pangolin_refs::RepoLogQuery,
+    ) -> Result<Vec<RefLogEntry>, BackendError> {
+        self.inner.repository_log(repo, query).await
+    }
+
     async fn ref_log_at(
         &self,
         repo: &RepoId,

@@ -17,8 +17,8 @@ use pangolin_records::{
     RecordKey, RecordPage, RecordStore,
 };
 use pangolin_refs::{
-    LogQuery, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore, Reference, TransactError,
-    Transaction,
+    LogQuery, RefKind, RefLogEntry, RefName, RefPage, RefQuery, RefStore, Reference, RepoLogQuery,
+    TransactError, Transaction,
 };
 use pangolin_store::{
     BackendError, BackendErrorKind, HashPrefix, ObjectId, ObjectKind, ObjectStore, RawObject,
@@ -36,15 +36,29 @@ const REFS: &str = "refs";
 const REF_LOG: &str = "ref_log";
 /// The same entries by (ref, time, sequence): "what did the ref hold at T" is one seek.
 const REF_LOG_TIME: &str = "ref_log_time";
+/// The same entries by (repository, sequence): a repository's whole log in order.
+const REF_LOG_SEQUENCE: &str = "ref_log_sequence";
 const RECORDS: &str = "records";
 const AUDIT: &str = "audit";
 /// Counters: the next ref-log sequence number, the audit chain head.
 const META: &str = "meta";
-const FAMILIES: [&str; 7] = [OBJECTS, REFS, REF_LOG, REF_LOG_TIME, RECORDS, AUDIT, META];
+const FAMILIES: [&str; 8] = [
+    OBJECTS,
+    REFS,
+    REF_LOG,
+    REF_LOG_TIME,
+    REF_LOG_SEQUENCE,
+    RECORDS,
+    AUDIT,
+    META,
+];
 
 /// Followed by the repository: the next ref-log sequence number of that repository.
 const REF_SEQUENCE: &[u8] = b"ref_sequence\0";
 const AUDIT_HEAD: &[u8] = b"audit_head";
+/// Present once `REF_LOG_SEQUENCE` holds every entry (databases made before it existed are
+/// filled from `REF_LOG` when first opened).
+const REF_LOG_SEQUENCE_FILLED: &[u8] = b"ref_log_sequence_filled";
 
 /// Objects, refs, records and the audit log in one RocksDB database.
 #[derive(Clone)]
@@ -135,6 +149,13 @@ fn log_key(repo: &RepoId, reference: &Reference, fields: &[u64]) -> Vec<u8> {
     key
 }
 
+/// `repo \0` then the big-endian sequence: a repository's entries sort by sequence.
+fn sequence_key(repo: &RepoId, sequence: u64) -> Vec<u8> {
+    let mut key = repo_prefix(repo);
+    key.extend_from_slice(&sequence.to_be_bytes());
+    key
+}
+
 /// Times as unsigned big-endian that sort like the signed values.
 fn time_order(time: Timestamp) -> u64 {
     (time.as_millis() as u64) ^ (1 << 63)
@@ -203,13 +224,15 @@ impl RocksBackend {
             .map(|name| ColumnFamilyDescriptor::new(*name, Options::default()));
         let db =
             DB::open_cf_descriptors(&options, path, families).map_err(|e| classify("open", e))?;
+        let inner = Inner {
+            db,
+            repo_locks: Mutex::new(HashMap::new()),
+            records_lock: Mutex::new(()),
+            audit_lock: Mutex::new(()),
+        };
+        inner.fill_sequence_index()?;
         Ok(Self {
-            inner: Arc::new(Inner {
-                db,
-                repo_locks: Mutex::new(HashMap::new()),
-                records_lock: Mutex::new(()),
-                audit_lock: Mutex::new(()),
-            }),
+            inner: Arc::new(inner),
         })
     }
 
@@ -273,6 +296,35 @@ impl Inner {
         Ok(iter
             .map(move |item| item.map_err(|e| classify(operation, e)))
             .take_while(move |item| item.as_ref().map_or(true, |(k, _)| k.starts_with(&prefix))))
+    }
+
+    /// Indexes every ref-log entry by repository and sequence, once, for databases written
+    /// before that index existed. Runs before the database is shared, so nothing writes
+    /// meanwhile.
+    fn fill_sequence_index(&self) -> Result<(), BackendError> {
+        const OP: &str = "open";
+        if self.get(META, REF_LOG_SEQUENCE_FILLED, OP)?.is_some() {
+            return Ok(());
+        }
+        let mut batch = WriteBatch::default();
+        for item in self.db.iterator_cf(self.cf(REF_LOG)?, IteratorMode::Start) {
+            let (key, value) = item.map_err(|e| classify(OP, e))?;
+            let entry: StoredLogEntry =
+                codec::decode(&value).map_err(|_| corrupt(OP, "an undecodable ref-log entry"))?;
+            let repo = key
+                .iter()
+                .position(|b| *b == 0)
+                .and_then(|end| std::str::from_utf8(&key[..end]).ok())
+                .and_then(|name| RepoId::new(name).ok())
+                .ok_or_else(|| corrupt(OP, "a ref-log key without a repository"))?;
+            batch.put_cf(
+                self.cf(REF_LOG_SEQUENCE)?,
+                sequence_key(&repo, entry.sequence),
+                &value,
+            );
+        }
+        batch.put_cf(self.cf(META)?, REF_LOG_SEQUENCE_FILLED, []);
+        self.write_durably(batch, OP)
     }
 
     fn repo_lock(&self, repo: &RepoId) -> Arc<Mutex<()>> {
@@ -346,6 +398,11 @@ impl Inner {
             batch.put_cf(
                 self.cf(REF_LOG_TIME)?,
                 log_key(repo, &update.reference, &[time_order(time), sequence]),
+                &value,
+            );
+            batch.put_cf(
+                self.cf(REF_LOG_SEQUENCE)?,
+                sequence_key(repo, sequence),
                 &value,
             );
             entries.push(RefLogEntry::from(entry));

@@ -112,7 +112,7 @@ impl Prune for RocksBackend {
             let mut end = repo.as_str().as_bytes().to_vec();
             end.push(1);
             let mut batch = WriteBatch::default();
-            for family in [OBJECTS, REFS, REF_LOG, REF_LOG_TIME] {
+            for family in [OBJECTS, REFS, REF_LOG, REF_LOG_TIME, REF_LOG_SEQUENCE] {
                 batch.delete_range_cf(inner.cf(family)?, &start, &end);
             }
             inner.write_durably(batch, OP)

@@ -87,6 +87,29 @@ impl RefStore for RocksBackend {
         Ok(entries)
     }
 
+    async fn repository_log(
+        &self,
+        repo: &RepoId,
+        query: RepoLogQuery,
+    ) -> Result<Vec<RefLogEntry>, BackendError> {
+        // Sequence numbers are taken and written under the repository's lock: they become
+        // visible in order.
+        const OP: &str = "refs.repository_log";
+        let prefix = repo_prefix(repo);
+        let start = sequence_key(repo, query.after.map_or(0, |a| a.saturating_add(1)));
+        let mut entries = Vec::new();
+        for item in self.inner.scan(REF_LOG_SEQUENCE, &prefix, &start, OP)? {
+            if entries.len() == query.limit {
+                break;
+            }
+            let (_, value) = item?;
+            let entry: StoredLogEntry =
+                codec::decode(&value).map_err(|_| corrupt(OP, "an undecodable ref-log entry"))?;
+            entries.push(entry.into());
+        }
+        Ok(entries)
+    }
+
     async fn ref_log_at(
         &self,
         repo: &RepoId,
@@ -129,5 +152,86 @@ impl pangolin_refs::Publish for RocksBackend {
             inner.transact(&repo, tx, &rows, audit)
         })
         .await?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use pangolin_refs::{Expected, RefUpdate, RepoLogQuery, Target};
+
+    use super::*;
+
+    fn set(name: &str, expected: Expected, byte: u8) -> Transaction {
+        Transaction {
+            updates: vec![RefUpdate {
+                reference: Reference::branch(RefName::new(name).unwrap()),
+                expected,
+                target: Target::Set(ObjectId::from_bytes([byte; 32])),
+            }],
+            principal: "tester".into(),
+            message: "test".into(),
+            time: Timestamp::from_millis(1),
+        }
+    }
+
+    /// A database written before entries were indexed by sequence gets its index when opened.
+    #[tokio::test]
+    async fn a_database_without_the_sequence_index_is_indexed_when_opened() {
+        let path = std::env::temp_dir().join(format!(
+            "pangolin-rocksdb-{}",
+            uuid::Uuid::new_v4().simple()
+        ));
+        let repo = RepoId::new("acme.lake").unwrap();
+        let written = {
+            let backend = RocksBackend::open(&path).unwrap();
+            let mut written = Vec::new();
+            written.extend(
+                backend
+                    .transact(&repo, set("main", Expected::Absent, 1))
+                    .await
+                    .unwrap(),
+            );
+            written.extend(
+                backend
+                    .transact(&repo, set("dev", Expected::Absent, 1))
+                    .await
+                    .unwrap(),
+            );
+            let main = Expected::Equals(ObjectId::from_bytes([1; 32]));
+            written.extend(backend.transact(&repo, set("main", main, 2)).await.unwrap());
+            // Back to how an older version left the database: no index, no marker.
+            let inner = &backend.inner;
+            let family = inner.cf(REF_LOG_SEQUENCE).unwrap();
+            inner
+                .db
+                .delete_range_cf(family, [0u8].as_slice(), [0xffu8; 64].as_slice())
+                .unwrap();
+            inner
+                .db
+                .delete_cf(inner.cf(META).unwrap(), REF_LOG_SEQUENCE_FILLED)
+                .unwrap();
+            let query = RepoLogQuery {
+                after: None,
+                limit: 10,
+            };
+            assert!(
+                backend
+                    .repository_log(&repo, query)
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+            written
+        };
+        let backend = RocksBackend::open(&path).unwrap();
+        let query = RepoLogQuery {
+            after: None,
+            limit: 10,
+        };
+        assert_eq!(backend.repository_log(&repo, query).await.unwrap(), written);
+        drop(backend);
+        std::fs::remove_dir_all(&path).unwrap();
     }
 }
