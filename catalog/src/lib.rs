@@ -16,6 +16,7 @@ pub mod collect;
 pub mod commit;
 pub mod commit_audit;
 pub mod commit_queue;
+pub mod events;
 pub mod iceberg;
 pub mod list;
 pub mod log;

@@ -1,0 +1,132 @@
+//! Reading a catalog's events in pages, after a cursor.
+
+use std::collections::BTreeSet;
+
+use pangolin_refs::{RefName, RepoLogQuery};
+use pangolin_store::{BackendError, ContentKey, ReadError};
+
+use super::derive::derive;
+use super::{Cursor, Event, EventKind};
+use crate::catalog::Catalog;
+
+/// Ref-log entries read from the store at a time.
+const LOG_BATCH: usize = 100;
+
+/// Which events to read.
+#[derive(Debug, Clone)]
+pub struct EventQuery {
+    /// Only events after this position (from the oldest entry kept when `None`).
+    pub after: Option<Cursor>,
+    /// The most events one page holds.
+    pub limit: usize,
+    /// The most ref-log entries one page reads, so a filter that matches little still
+    /// answers soon; the page's cursor then says how far the read got.
+    pub scan: usize,
+    /// Only these kinds (all when `None`).
+    pub kinds: Option<BTreeSet<EventKind>>,
+    /// Only events about keys at or under this one (no ref or merge events).
+    pub prefix: Option<ContentKey>,
+    /// Only events of the branch or tag of this name.
+    pub reference: Option<RefName>,
+}
+
+impl EventQuery {
+    fn wants(&self, event: &Event) -> bool {
+        self.kinds.as_ref().is_none_or(|k| k.contains(&event.kind))
+            && self
+                .reference
+                .as_ref()
+                .is_none_or(|r| *r == event.reference.name)
+            && self
+                .prefix
+                .as_ref()
+                .is_none_or(|p| event.keys().any(|k| k.starts_with(p)))
+    }
+}
+
+/// One page of events.
+#[derive(Debug, Clone)]
+pub struct EventPage {
+    pub events: Vec<Event>,
+    /// Where to continue: after the last event returned, or after the last ref-log entry
+    /// read when the filters skipped everything after it. `None` only when nothing was read
+    /// and no cursor was given.
+    pub cursor: Option<Cursor>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EventsError {
+    /// The objects an old entry names were collected (past the catalog's retention window).
+    #[error(
+        "the events of ref-log entry {sequence} are no longer available: the commits they come \
+         from were collected; continue after cursor {sequence}"
+    )]
+    Gone { sequence: u64 },
+    #[error(transparent)]
+    Read(ReadError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+impl Catalog {
+    /// The events after `query.after` that `query` and `visible` both keep, oldest first.
+    #[tracing::instrument(level = "debug", skip(self, visible), fields(catalog = %self.name()))]
+    pub async fn events(
+        &self,
+        query: &EventQuery,
+        visible: &(dyn Fn(&Event) -> bool + Sync),
+    ) -> Result<EventPage, EventsError> {
+        let mut events = Vec::new();
+        let mut cursor = query.after;
+        // A cursor inside an entry reads that entry again, from its next event.
+        let mut after = match query.after {
+            Some(c) if c.index().is_some() => c.sequence.checked_sub(1),
+            Some(c) => Some(c.sequence),
+            None => None,
+        };
+        let mut scanned = 0;
+        while scanned < query.scan.max(1) {
+            let limit = LOG_BATCH.min(query.scan.max(1) - scanned);
+            let entries = self
+                .store()
+                .repository_log(self.odb().repo(), RepoLogQuery { after, limit })
+                .await?;
+            if entries.is_empty() {
+                break;
+            }
+            for entry in entries {
+                scanned += 1;
+                after = Some(entry.sequence);
+                let skip_all = query
+                    .reference
+                    .as_ref()
+                    .is_some_and(|r| *r != entry.reference.name);
+                if !skip_all {
+                    let derived = derive(self.odb(), &entry).await.map_err(|e| match e {
+                        ReadError::Missing { .. } => EventsError::Gone {
+                            sequence: entry.sequence,
+                        },
+                        other => EventsError::Read(other),
+                    })?;
+                    for event in derived {
+                        if query.after.is_some_and(|a| event.cursor <= a) {
+                            continue;
+                        }
+                        cursor = Some(event.cursor);
+                        if query.wants(&event) && visible(&event) {
+                            events.push(event);
+                            if events.len() >= query.limit.max(1) {
+                                return Ok(EventPage { events, cursor });
+                            }
+                        }
+                    }
+                }
+                cursor = Some(Cursor::end_of(entry.sequence));
+                if scanned >= query.scan.max(1) {
+                    break;
+                }
+            }
+        }
+        Ok(EventPage { events, cursor })
+    }
+}
