@@ -1073,6 +1073,22 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             READERS,
         ),
         case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/events",
+            "/api/v1/catalogs/lake/events",
+            None,
+            READERS,
+        ),
+        // (A stream with `wait` is refused as bad input once authorized: the matrix reads
+        // whole answers, and a stream would not end.)
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/events/stream",
+            "/api/v1/catalogs/lake/events/stream?wait=1s",
+            None,
+            READERS,
+        ),
+        case(
             "POST",
             "/api/v1/catalogs/{catalog}/merge",
             "/api/v1/catalogs/lake/merge",

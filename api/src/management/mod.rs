@@ -6,6 +6,7 @@ pub mod admin;
 pub mod audit;
 pub mod bundle;
 pub mod catalogs;
+pub mod events;
 pub mod history;
 pub mod jobs;
 pub mod maintenance;
@@ -59,6 +60,11 @@ pub fn routes() -> Router<AppState> {
             get(history::commit),
         )
         .route("/api/v1/catalogs/{catalog}/diff", get(history::diff))
+        .route("/api/v1/catalogs/{catalog}/events", get(events::page))
+        .route(
+            "/api/v1/catalogs/{catalog}/events/stream",
+            get(events::stream),
+        )
         .route("/api/v1/catalogs/{catalog}/entries", get(history::entries))
         .route("/api/v1/catalogs/{catalog}/merge", post(merge::merge))
         .route(

@@ -9,13 +9,13 @@ use super::admin::{
     api_keys, catalogs as admin_catalogs, external, roles, service_users, tenants, tokens, users,
     warehouses,
 };
-use super::{audit, bundle, catalogs, history, maintenance, merge, refs, retention, views};
+use super::{audit, bundle, catalogs, events, history, maintenance, merge, refs, retention, views};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Pangolin management API",
-        description = "Branches, tags, history, diffs and merges of Pangolin catalogs, and the \
+        description = "Branches, tags, history, diffs, merges and change events of Pangolin catalogs, and the \
                        administration of tenants, warehouses, catalogs, users, service users, \
                        API keys and roles. Errors use the Iceberg error model: \
                        {\"error\": {\"message\", \"type\", \"code\"}}.",
@@ -33,6 +33,8 @@ use super::{audit, bundle, catalogs, history, maintenance, merge, refs, retentio
         history::commit,
         history::diff,
         history::entries,
+        events::page,
+        events::stream,
         merge::merge,
         merge::cherry_pick,
         merge::revert,

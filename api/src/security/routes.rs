@@ -358,6 +358,18 @@ pub static ROUTES: &[Route] = &[
     ),
     route(
         "GET",
+        "/api/v1/catalogs/{catalog}/events",
+        "catalog.events",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/events/stream",
+        "catalog.events-stream",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "GET",
         "/api/v1/catalogs/{catalog}/commits/{reference}",
         "commit.get",
         Path(Read, Catalog),
