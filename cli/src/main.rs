@@ -11,6 +11,7 @@ mod client;
 mod context;
 mod diff;
 mod error;
+mod events;
 mod help;
 mod json;
 mod key;
@@ -73,6 +74,8 @@ enum Command {
     Show(show::ShowArgs),
     /// Show what changed between two references.
     Diff(diff::DiffArgs),
+    /// Show the catalog's change events after a cursor, or follow them as they land.
+    Events(events::EventsArgs),
     /// List the namespaces, tables and views at a reference.
     Ls(ls::LsArgs),
     /// Merge a branch, tag or commit into a branch.
@@ -133,6 +136,7 @@ async fn run(command: Command) -> Result<()> {
         Command::Log(args) => log::run(args).await,
         Command::Show(args) => show::run(args).await,
         Command::Diff(args) => diff::run(args).await,
+        Command::Events(args) => events::run(args).await,
         Command::Ls(args) => ls::run(args).await,
         Command::Merge(args) => merge::merge(args).await,
         Command::CherryPick(args) => merge::cherry_pick(args).await,

@@ -646,3 +646,77 @@ fn catalogs_lists_the_servers_catalogs() {
         ["*", "default", "main"]
     );
 }
+
+#[test]
+fn events_are_listed_filtered_resumed_and_followed() {
+    let s = setup();
+    s.create_namespace("default", "db");
+    s.set_property("default", "db", "owner", "ana");
+    let all = s.run(&["events"]).success();
+    let lines: Vec<&str> = all.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "three events and the cursor: {all:?}");
+    let kinds: Vec<&str> = lines[..3]
+        .iter()
+        .map(|l| l.split_whitespace().nth(3).unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "create-branch",
+            "create-namespace",
+            "update-namespace-properties"
+        ]
+    );
+    assert!(lines[1].contains("  db  "), "{all:?}");
+    assert!(lines[3].starts_with("next cursor: "), "{all:?}");
+
+    let json = s.run(&["events", "--json", "-n", "2"]).success();
+    let events: Vec<Value> = json
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{json:?}");
+    let second = events[1]["cursor"].as_str().unwrap();
+    assert_eq!(json.stderr.trim(), format!("next cursor: {second}"));
+    let rest = s.run(&["events", "--after", second]).success();
+    assert_eq!(rest.stdout.lines().count(), 2, "{rest:?}");
+    assert!(rest.stdout.contains("update-namespace-properties"));
+    let only = s
+        .run(&["events", "--type", "create-namespace", "--json"])
+        .success();
+    assert_eq!(only.stdout.lines().count(), 1, "{only:?}");
+    s.run(&["events", "--type", "explode"]).fails_with(2);
+    s.run(&["events", "--after", "x.y"]).fails_with(2);
+
+    // Following: the command waits for the next change and prints it.
+    let last = all
+        .stdout
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    let (config, url) = (s.config.path().to_owned(), s.url());
+    let follower = std::thread::spawn(move || {
+        pangolin(
+            &config,
+            Some(&url),
+            &["events", "--follow", "--after", &last, "-n", "1"],
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!follower.is_finished(), "it waits for a change");
+    s.create_namespace("default", "later");
+    let followed = follower.join().unwrap().success();
+    assert!(
+        followed.stdout.starts_with(char::is_numeric),
+        "{followed:?}"
+    );
+    assert!(
+        followed.stdout.contains("create-namespace  later"),
+        "{followed:?}"
+    );
+}

@@ -57,6 +57,14 @@ def _key(key: Optional[Key]) -> Optional[str]:
     return "\x1f".join(levels)
 
 
+def _events_params(
+    after: Optional[str], types: Optional[Sequence[str]], prefix: Optional[Key], ref: Optional[str]
+) -> Dict[str, Any]:
+    if isinstance(types, str):
+        types = [types]
+    return {"after": after, "types": ",".join(types) if types else None, "prefix": _key(prefix), "ref": ref}
+
+
 Resolution = Dict[str, Any]
 """A per-key resolution: `{"key": ["sales", "orders"], "take": "ours" | "theirs"}`."""
 
@@ -181,6 +189,43 @@ class Versioning(_Resource):
         """Every key and entry at `ref`, by key; `prefix` (`sales`) keeps one namespace's."""
         params = {"ref": ref, "prefix": _key(prefix)}
         return self._t.pages(self._pages("/entries", "entries", m.KeyedEntry, params))
+
+    # ---- change events ----
+
+    @operation("GET /api/v1/catalogs/{catalog}/events")
+    def events(
+        self,
+        after: Optional[str] = None,
+        *,
+        types: Optional[Sequence[str]] = None,
+        prefix: Optional[Key] = None,
+        ref: Optional[str] = None,
+        page_size: Optional[int] = None,
+        wait: Optional[Union[str, float]] = None,
+    ) -> m.EventPage:
+        """One page of the catalog's change events after cursor `after` (from the oldest kept
+        when None), oldest first, only those you may read. `wait` (`"30s"`, or seconds) waits
+        up to that long for an event when none is there yet. Save `next_cursor` with what you
+        processed and continue after it: nothing is missed, nothing seen twice."""
+        if isinstance(wait, (int, float)):
+            wait = f"{int(wait * 1000)}ms"
+        params = _events_params(after, types, prefix, ref)
+        params.update({"pageSize": page_size, "wait": wait})
+        return self._send(Call("GET", f"{self._base}/events", params=params, read=_reader(m.EventPage)))
+
+    @operation("GET /api/v1/catalogs/{catalog}/events/stream")
+    def stream_events(
+        self,
+        after: Optional[str] = None,
+        *,
+        types: Optional[Sequence[str]] = None,
+        prefix: Optional[Key] = None,
+        ref: Optional[str] = None,
+    ) -> Iterator[m.Event]:
+        """The change events after `after`, as they land (Server-Sent Events). The server
+        ends a stream after ten minutes: start again after the last event's cursor."""
+        params = _events_params(after, types, prefix, ref)
+        return self._t.stream(Call("GET", f"{self._base}/events/stream", params=params, read=_reader(m.Event)))
 
     # ---- merging ----
 

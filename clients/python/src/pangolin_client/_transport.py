@@ -19,10 +19,12 @@ from typing import (
     TypeVar,
 )
 
+import json
+
 import httpx
 
 from .auth import Credential
-from .errors import from_response
+from .errors import PangolinError, from_response
 
 T = TypeVar("T")
 
@@ -81,6 +83,42 @@ def _body(response: httpx.Response, call: Call) -> Any:
     if response.status_code == 204 or not response.content:
         return None
     return response.json()
+
+
+#: How long a stream may be quiet: the server sends a keep-alive every 15 seconds.
+STREAM_TIMEOUT = httpx.Timeout(10.0, read=60.0)
+
+
+class _Events:
+    """Reads Server-Sent Events line by line: `feed` answers with the data of a finished event
+    (parsed JSON), or None; an `error` event raises."""
+
+    def __init__(self) -> None:
+        self.kind = ""
+        self.data: List[str] = []
+
+    def feed(self, line: str) -> Any:
+        if line == "":
+            kind, data = self.kind, "\n".join(self.data)
+            self.kind, self.data = "", []
+            if not data:
+                return None
+            body = json.loads(data)
+            if kind == "error":
+                error = body.get("error", {})
+                raise PangolinError(
+                    int(error.get("code", 500)), str(error.get("type", "")), str(error.get("message", data)), body
+                )
+            return body
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "event":
+            self.kind = value
+        elif name == "data":
+            self.data.append(value)
+        return None
 
 
 class _Base:
@@ -173,6 +211,23 @@ class SyncTransport(_Base):
             items.extend(more)
         return then(first, items)
 
+    def stream(self, call: Call) -> Iterator[Any]:
+        """The events of a Server-Sent Events route, read as they come."""
+        if not call.anonymous and self.credential.must_sign_in():
+            self.sign_in()
+        headers = {**self._headers(call), "Accept": "text/event-stream"}
+        with self.http.stream(
+            call.method, call.path, headers=headers, timeout=STREAM_TIMEOUT, **self._args(call)
+        ) as response:
+            if not response.is_success:
+                response.read()
+                raise from_response(response)
+            events = _Events()
+            for line in response.iter_lines():
+                body = events.feed(line)
+                if body is not None:
+                    yield call.read(body)
+
     def close(self) -> None:
         self.http.close()
 
@@ -235,6 +290,22 @@ class AsyncTransport(_Base):
             more, token = paging.read(await self.send(paging.page(token, self.page_size)))
             items.extend(more)
         return then(first, items)
+
+    async def stream(self, call: Call) -> AsyncIterator[Any]:
+        if not call.anonymous and self.credential.must_sign_in():
+            await self.sign_in()
+        headers = {**self._headers(call), "Accept": "text/event-stream"}
+        async with self.http.stream(
+            call.method, call.path, headers=headers, timeout=STREAM_TIMEOUT, **self._args(call)
+        ) as response:
+            if not response.is_success:
+                await response.aread()
+                raise from_response(response)
+            events = _Events()
+            async for line in response.aiter_lines():
+                body = events.feed(line)
+                if body is not None:
+                    yield call.read(body)
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def _kebab(name: str) -> str:
@@ -82,6 +82,59 @@ class Change(Model):
     summary: List[str] = []
     before: Optional[Entry] = None
     after: Optional[Entry] = None
+
+
+class EventSnapshot(Model):
+    """The snapshot a table's metadata names as current after an event."""
+
+    snapshot_id: int
+    parent_snapshot_id: Optional[int] = None
+    sequence_number: int
+    timestamp_ms: int
+    summary: Dict[str, str] = {}
+
+
+class EventTable(Model):
+    """What a table's metadata file says after an event (`error` when it could not be read)."""
+
+    table_uuid: Optional[str] = None
+    format_version: Optional[int] = None
+    snapshot: Optional[EventSnapshot] = None
+    error: Optional[str] = None
+
+
+class Event(Model):
+    """One change of a catalog. `operation_type` is `create-table`, `update-table`,
+    `drop-table`, `rename-table` (and the same for `view` and `asset`), `create-namespace`,
+    `update-namespace-properties`, `drop-namespace`, `create-branch`, `move-branch`,
+    `delete-branch` (and the same for `tag`) or `merge`. Continue after it with its `cursor`."""
+
+    cursor: str
+    operation_type: str
+    timestamp_ms: int
+    ref: str
+    ref_type: str
+    commit: str
+    principal: str
+    message: str
+    identifier: Optional[List[str]] = None
+    #: For renames: the key before.
+    source: Optional[List[str]] = None
+    before: Optional[Entry] = None
+    after: Optional[Entry] = None
+    table: Optional[EventTable] = None
+    #: For ref events: the commits before and after.
+    from_commit: Optional[str] = Field(default=None, alias="from")
+    to_commit: Optional[str] = Field(default=None, alias="to")
+    #: For merges: the merge commit's parents.
+    parents: Optional[List[str]] = None
+
+
+class EventPage(Model):
+    """A page of events; continue after `next_cursor` (set even when `events` is empty)."""
+
+    events: List[Event] = []
+    next_cursor: Optional[str] = None
 
 
 class CommitDetail(Commit):
