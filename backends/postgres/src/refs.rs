@@ -123,16 +123,9 @@ async fn attempt(
         actual[i] = locked_target(conn, repo, &update.reference).await?;
         Transaction::check(update, actual[i])?;
     }
-    // A ref-log sequence number is taken at insert, visible at commit: without this lock, held
-    // until commit, a transaction on another ref of the repository could take a smaller
-    // number and commit later, and a reader continuing after the numbers it saw would miss it.
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-        .bind(REPO_LOG_LOCK)
-        .bind(repo.as_str())
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?;
-    let mut entries = Vec::with_capacity(tx.updates.len());
+    // The refs first, then their log: the log's lock (below) is then the last this
+    // transaction waits for before the audit chain's, so no two writers wait in a cycle.
+    let mut moves = Vec::with_capacity(tx.updates.len());
     for (update, old) in tx.updates.iter().zip(actual) {
         let (kind, name) = (
             kind_code(update.reference.kind),
@@ -185,9 +178,23 @@ async fn attempt(
         let time = Timestamp::from_millis(
             last_time.map_or(tx.time.as_millis(), |t| t.max(tx.time.as_millis())),
         );
+        moves.push((update, old, new, time));
+    }
+    let mut entries = Vec::with_capacity(moves.len());
+    for (update, old, new, time) in moves {
+        let (kind, name) = (
+            kind_code(update.reference.kind),
+            update.reference.name.as_str(),
+        );
+        // A sequence number is taken at insert but visible at commit: without the lock, held
+        // until commit, a transaction on another ref of the repository could take a smaller
+        // number and commit later, and a reader continuing after the numbers it saw would miss
+        // it. Taken in the insert itself (before the row and its number are made), so the
+        // repository's writers queue for one statement and the commit, not a round trip more.
         let sequence: i64 = sqlx::query_scalar(
-            "INSERT INTO ref_log (repo, kind, name, old, new, principal, message, time) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING sequence",
+            "WITH ordered AS (SELECT pg_advisory_xact_lock($9, hashtext($1))) \
+             INSERT INTO ref_log (repo, kind, name, old, new, principal, message, time) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM ordered RETURNING sequence",
         )
         .bind(repo.as_str())
         .bind(kind)
@@ -197,6 +204,7 @@ async fn attempt(
         .bind(tx.principal.as_str())
         .bind(tx.message.as_str())
         .bind(time.as_millis())
+        .bind(REPO_LOG_LOCK)
         .fetch_one(&mut *conn)
         .await
         .map_err(db)?;
