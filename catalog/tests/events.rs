@@ -385,3 +385,66 @@ async fn a_restarting_consumer_sees_every_landed_change_once_on_sqlite() {
     consumer_sees_every_landed_change_once(catalog, 99).await;
     drop(lake);
 }
+
+/// Events of commits that object collection deleted (past the retention window) are gone:
+/// reading them says so and names the entry to continue after; later events still read.
+#[tokio::test]
+async fn events_of_collected_commits_are_gone_and_the_feed_continues_after_them() {
+    use pangolin_catalog::collect::CollectRequest;
+    use pangolin_catalog::events::EventsError;
+    use pangolin_catalog::orphans::SweepProgress;
+
+    let lake = lake().await;
+    new_branch(&lake.catalog, "dev", "main").await;
+    create(&lake.catalog, &branch("dev"), "db.gone").await;
+    let dev = head(&lake.catalog, "dev").await;
+    move_ref(
+        &lake.catalog,
+        branch("dev"),
+        Expected::Equals(dev),
+        Target::Delete,
+    )
+    .await;
+    let catalog = lake
+        .catalog
+        .clone()
+        .with_retention(common::files::window(10));
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let request = CollectRequest {
+        dry_run: false,
+        slack_ms: 0,
+    };
+    let report = catalog
+        .collect_objects(request, Arc::new(SweepProgress::default()))
+        .await
+        .unwrap();
+    assert_eq!(report.unreachable_commits, 1, "{report:?}");
+
+    let mut after = None;
+    let mut kinds = Vec::new();
+    let mut gone = Vec::new();
+    loop {
+        match catalog.events(&query(after, 100), &|_| true).await {
+            Ok(page) if page.events.is_empty() => break,
+            Ok(page) => {
+                kinds.extend(page.events.iter().map(|e| e.kind));
+                after = page.cursor;
+            }
+            Err(EventsError::Gone { sequence }) => {
+                gone.push(sequence);
+                after = Some(Cursor::end_of(sequence));
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(gone.len(), 1, "dev's commit");
+    assert_eq!(
+        kinds,
+        vec![
+            EventKind::CreateBranch,
+            EventKind::CreateNamespace,
+            EventKind::CreateBranch,
+            EventKind::DeleteBranch
+        ]
+    );
+}

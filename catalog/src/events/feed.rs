@@ -102,12 +102,19 @@ impl Catalog {
                     .as_ref()
                     .is_some_and(|r| *r != entry.reference.name);
                 if !skip_all {
-                    let derived = derive(self.odb(), &entry).await.map_err(|e| match e {
-                        ReadError::Missing { .. } => EventsError::Gone {
-                            sequence: entry.sequence,
-                        },
-                        other => EventsError::Read(other),
-                    })?;
+                    let derived = match derive(self.odb(), &entry).await {
+                        Ok(derived) => derived,
+                        // The events before it are answered first; the next read starts here.
+                        Err(ReadError::Missing { .. }) if !events.is_empty() => {
+                            return Ok(EventPage { events, cursor });
+                        }
+                        Err(ReadError::Missing { .. }) => {
+                            return Err(EventsError::Gone {
+                                sequence: entry.sequence,
+                            });
+                        }
+                        Err(other) => return Err(EventsError::Read(other)),
+                    };
                     for event in derived {
                         if query.after.is_some_and(|a| event.cursor <= a) {
                             continue;
