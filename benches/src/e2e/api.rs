@@ -150,6 +150,32 @@ impl Api {
         Ok((field("hash")?, field("time")?))
     }
 
+    /// The ref-log sequence number of the catalog's newest event: read through pages of a
+    /// filter nothing matches, which skip entries without deriving their events.
+    pub async fn last_event_sequence(&self) -> anyhow::Result<u64> {
+        let mut after = String::new();
+        loop {
+            let answer = self
+                .get(&format!(
+                    "{MANAGEMENT}/events?ref=no-such-ref&pageSize=1{after}"
+                ))
+                .await?
+                .expect(StatusCode::OK, "reading events")?;
+            let body = answer.json()?;
+            let cursor = body["next-cursor"]
+                .as_str()
+                .with_context(|| format!("no `next-cursor` in {body}"))?
+                .to_owned();
+            if after == format!("&after={cursor}") {
+                let sequence = cursor.split('.').next().unwrap_or_default();
+                return sequence
+                    .parse()
+                    .with_context(|| format!("`{cursor}` is not a cursor"));
+            }
+            after = format!("&after={cursor}");
+        }
+    }
+
     /// One catalog commit on `branch` setting property `bench.mark` of every table in `tables`
     /// (`(namespace, name)`) to `mark`: a change to each table's metadata.
     pub async fn touch_tables(

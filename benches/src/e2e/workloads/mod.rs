@@ -98,6 +98,20 @@ pub const DEFS: &[Def] = &[
         history: &[16],
     },
     Def {
+        name: "events-page-first",
+        what: "the first page of change events (100, from the oldest kept)",
+        workloads: &[],
+        scaling: &[],
+        history: &[16],
+    },
+    Def {
+        name: "events-page-deep",
+        what: "a page of the newest 100 change events, after a cursor deep in the ref log",
+        workloads: &[],
+        scaling: &[],
+        history: &[16],
+    },
+    Def {
         name: "ui-log-page",
         what: "the web UI's log page of main (100 commits, rendered), one reader",
         workloads: &[],

@@ -1,5 +1,5 @@
 //! Reads that are one GET each: table loads at a branch, a hash, a time or `~n`, listings, a
-//! diff, a deep log page, and the web UI's log page (rendered HTML) at the top and deep down. Each sets up what it reads, then every task GETs the same path.
+//! diff, a deep log page, pages of change events, and the web UI's log page (rendered HTML) at the top and deep down. Each sets up what it reads, then every task GETs the same path.
 
 use std::sync::Arc;
 
@@ -61,6 +61,15 @@ async fn path(name: &str, api: &Api, env: &Env) -> anyhow::Result<String> {
             format!(
                 "{MANAGEMENT}/refs/main/log?pageSize=100&pageToken={}",
                 page_token(&hash)
+            )
+        }
+        "events-page-first" => format!("{MANAGEMENT}/events?pageSize=100"),
+        "events-page-deep" => {
+            // The newest hundred events: at the end of the deepest history.
+            let last = api.last_event_sequence().await?;
+            format!(
+                "{MANAGEMENT}/events?pageSize=100&after={}",
+                last.saturating_sub(100)
             )
         }
         "ui-log-page" => format!("{UI}/log?ref=main&pageSize=100"),
