@@ -432,8 +432,12 @@ pub async fn page(
                 next_cursor: page.cursor.map(|c| c.to_string()),
             }));
         }
+        // Filters or grants left out what was read: read on at once, wait only at the end.
+        let moved = page.cursor != query.after;
         query.after = page.cursor;
-        tokio::time::sleep(POLL.min(deadline - now)).await;
+        if !moved {
+            tokio::time::sleep(POLL.min(deadline - now)).await;
+        }
     }
 }
 
@@ -518,11 +522,14 @@ impl Follow {
             }
             self.visibility.refresh(&self.state).await?;
             let page = read(&self.catalog, &self.query, &self.visibility).await?;
-            if page.cursor.is_some() {
+            let moved = page.cursor.is_some() && page.cursor != self.query.after;
+            if moved {
                 self.query.after = page.cursor;
             }
             if page.events.is_empty() {
-                tokio::time::sleep(POLL).await;
+                if !moved {
+                    tokio::time::sleep(POLL).await;
+                }
             } else {
                 self.pending
                     .extend(render(&self.catalog, page.events).await);
