@@ -27,6 +27,8 @@ pub struct AppState {
     pub catalogs: Arc<CatalogDirectory>,
     /// Staged creates not committed yet, whose metrics reports are taken.
     pub staged: Arc<crate::staged::StagedTables>,
+    /// Events derived from recent ref-log entries, shared by every reader of the feed.
+    pub events: Arc<pangolin_catalog::events::EventCache>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -63,7 +65,8 @@ impl AppState {
         let catalog = catalog
             .with_warehouse(bound.warehouse)
             .with_retention(bound.retention)
-            .with_commit_queues(self.commits.clone());
+            .with_commit_queues(self.commits.clone())
+            .with_event_cache(self.events.clone());
         let at = RefSpec::parse(at)
             .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;
         Ok(Scope { catalog, at })

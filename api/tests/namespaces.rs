@@ -27,6 +27,7 @@ async fn app() -> axum::Router {
         cache,
         tenant: "default".into(),
         commits: Default::default(),
+        events: Default::default(),
         staged: Default::default(),
         security: Arc::new(Security::disabled(store.clone(), store.clone())),
         default_catalog: "lake".into(),

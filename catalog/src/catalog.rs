@@ -15,6 +15,7 @@ use pangolin_store::{
 
 use crate::address::{RefSpec, Resolved};
 use crate::commit_queue::CommitQueues;
+use crate::events::EventCache;
 use crate::retention::RetentionPolicy;
 use crate::store::Store;
 use crate::warehouse::Warehouse;
@@ -34,6 +35,8 @@ pub struct Catalog {
     commits: Arc<CommitQueues>,
     /// `None`: every commit stays readable.
     retention: Option<Arc<RetentionPolicy>>,
+    /// `None`: events are derived afresh for every read.
+    events: Option<Arc<EventCache>>,
 }
 
 impl fmt::Debug for Catalog {
@@ -140,6 +143,7 @@ impl Catalog {
             // A catalog opened alone chains only its own commits; a server shares one set of
             // queues between all the catalogs it opens (`with_commit_queues`).
             commits: Arc::new(CommitQueues::new()),
+            events: None,
             retention: None,
         })
     }
@@ -207,6 +211,16 @@ impl Catalog {
     pub fn with_commit_queues(mut self, queues: Arc<CommitQueues>) -> Self {
         self.commits = queues;
         self
+    }
+
+    /// The same catalog, keeping the events it derives in `cache` (shared by a server's readers).
+    pub fn with_event_cache(mut self, cache: Arc<EventCache>) -> Self {
+        self.events = Some(cache);
+        self
+    }
+
+    pub(crate) fn event_cache(&self) -> Option<&EventCache> {
+        self.events.as_deref()
     }
 
     pub(crate) fn commit_queues(&self) -> &CommitQueues {

@@ -448,3 +448,49 @@ async fn events_of_collected_commits_are_gone_and_the_feed_continues_after_them(
         ]
     );
 }
+
+/// A server's readers share the events they derive; a repository dropped and made again under
+/// the same name (whose numbers start over in memory) is never answered from the old one.
+#[tokio::test]
+async fn a_shared_cache_answers_the_same_events_and_only_its_own_catalogs() {
+    use pangolin_catalog::events::EventCache;
+
+    let cache = Arc::new(EventCache::new(1_000));
+    let lake = lake().await;
+    let catalog = lake.catalog.clone().with_event_cache(cache.clone());
+    create(&catalog, &main(), "db.t").await;
+    let first = all_events(&catalog, None, 2).await;
+    assert_eq!(first.len(), 3);
+    assert_eq!(all_events(&catalog, None, 1).await, first, "from the cache");
+    assert_eq!(
+        all_events(&lake.catalog, None, 100).await,
+        first,
+        "derived again"
+    );
+    assert!(format!("{cache:?}").contains("entries: 3"), "{cache:?}");
+
+    let store = catalog.store().clone();
+    store.drop_repo(catalog.odb().repo()).await.unwrap();
+    let remade = Catalog::create(
+        store,
+        Arc::new(ObjectCache::new(16 << 20)),
+        "acme",
+        "lake",
+        "ana",
+    )
+    .await
+    .unwrap()
+    .with_event_cache(cache);
+    remade
+        .create_namespace(&main(), &key("other"), BTreeMap::new(), &meta("ns"))
+        .await
+        .unwrap();
+    let events = all_events(&remade, None, 100).await;
+    assert_eq!(
+        kinds(&events),
+        vec![
+            ("create-branch", "main", String::new()),
+            ("create-namespace", "main", "other".into())
+        ]
+    );
+}

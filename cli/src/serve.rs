@@ -465,6 +465,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         store,
         cache,
         commits: Default::default(),
+        events: Default::default(),
         staged: Default::default(),
         security: Arc::new(security),
         tenant: TENANT.to_owned(),

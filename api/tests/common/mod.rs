@@ -77,6 +77,7 @@ impl TestApp {
             cache: cache.clone(),
             tenant: "default".into(),
             commits: Default::default(),
+            events: Default::default(),
             staged: Default::default(),
             security: Arc::new(Security::disabled(store.clone(), audit)),
             default_catalog: "lake".into(),

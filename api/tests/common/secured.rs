@@ -112,6 +112,7 @@ pub async fn secured_with(
         store: store.clone(),
         cache,
         commits: Default::default(),
+        events: Default::default(),
         staged: Default::default(),
         security: security.clone(),
         tenant: "default".into(),

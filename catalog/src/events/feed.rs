@@ -1,8 +1,9 @@
 //! Reading a catalog's events in pages, after a cursor.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
-use pangolin_refs::{RefName, RepoLogQuery};
+use pangolin_refs::{RefLogEntry, RefName, RepoLogQuery};
 use pangolin_store::{BackendError, ContentKey, ReadError};
 
 use super::derive::derive;
@@ -69,6 +70,19 @@ pub enum EventsError {
 }
 
 impl Catalog {
+    /// The events of one ref-log entry, from the server's cache when it has them.
+    async fn entry_events(&self, entry: &RefLogEntry) -> Result<Arc<Vec<Event>>, ReadError> {
+        let repo = self.odb().repo();
+        if let Some(hit) = self.event_cache().and_then(|c| c.get(repo, entry)) {
+            return Ok(hit);
+        }
+        let derived = Arc::new(derive(self.odb(), entry).await?);
+        if let Some(cache) = self.event_cache() {
+            cache.insert(repo, entry, derived.clone());
+        }
+        Ok(derived)
+    }
+
     /// The events after `query.after` that `query` and `visible` both keep, oldest first.
     #[tracing::instrument(level = "debug", skip(self, visible), fields(catalog = %self.name()))]
     pub async fn events(
@@ -102,7 +116,7 @@ impl Catalog {
                     .as_ref()
                     .is_some_and(|r| *r != entry.reference.name);
                 if !skip_all {
-                    let derived = match derive(self.odb(), &entry).await {
+                    let derived = match self.entry_events(&entry).await {
                         Ok(derived) => derived,
                         // The events before it are answered first; the next read starts here.
                         Err(ReadError::Missing { .. }) if !events.is_empty() => {
@@ -115,13 +129,13 @@ impl Catalog {
                         }
                         Err(other) => return Err(EventsError::Read(other)),
                     };
-                    for event in derived {
+                    for event in derived.iter() {
                         if query.after.is_some_and(|a| event.cursor <= a) {
                             continue;
                         }
                         cursor = Some(event.cursor);
-                        if query.wants(&event) && visible(&event) {
-                            events.push(event);
+                        if query.wants(event) && visible(event) {
+                            events.push(event.clone());
                             if events.len() >= query.limit.max(1) {
                                 return Ok(EventPage { events, cursor });
                             }

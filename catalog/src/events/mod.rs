@@ -5,12 +5,14 @@
 //! move brought. So an event exists exactly when its change landed, and a reader continuing
 //! after a [`Cursor`] sees every later event once, in order, whichever server it asks.
 
+mod cache;
 mod cursor;
 mod derive;
 mod feed;
 mod kind;
 mod tables;
 
+pub use cache::{DEFAULT_CACHE_EVENTS, EventCache};
 pub use cursor::{Cursor, CursorError};
 pub use feed::{EventPage, EventQuery, EventsError};
 pub use kind::EventKind;
