@@ -34,6 +34,7 @@ pub mod tenancy;
 pub mod versioning;
 pub mod view;
 pub mod warehouse;
+pub mod webhooks;
 
 pub use address::{RefSpec, RefSpecError, Resolved, rfc3339};
 pub use branches::{CreateRefError, ListRefsError, RefInfo, UpdateRefError};

@@ -494,3 +494,26 @@ async fn a_shared_cache_answers_the_same_events_and_only_its_own_catalogs() {
         ]
     );
 }
+
+#[tokio::test]
+async fn the_feed_ends_after_its_last_entry() {
+    let lake = lake().await;
+    let catalog = &lake.catalog;
+    for i in 0..40 {
+        let all = all_events(catalog, None, 1_000).await;
+        let last = all.last().map(|e| Cursor::end_of(e.cursor.sequence));
+        assert_eq!(
+            catalog.events_end().await.unwrap(),
+            last,
+            "after {i} commits"
+        );
+        create(catalog, &main(), &format!("db.t{i}")).await;
+    }
+    let end = catalog.events_end().await.unwrap();
+    create(catalog, &main(), "db.later").await;
+    let later = all_events(catalog, end, 10).await;
+    assert_eq!(
+        kinds(&later),
+        vec![("create-table", "main", "db.later".to_owned())]
+    );
+}

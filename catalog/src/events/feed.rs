@@ -150,4 +150,43 @@ impl Catalog {
         }
         Ok(EventPage { events, cursor })
     }
+    /// Where the feed ends now: continuing after it reads only changes made from here on.
+    /// `None` for a catalog whose ref log is empty.
+    ///
+    /// The stores list the log only oldest first, so the last sequence number is searched
+    /// for: doubling steps past the newest number seen, then halving the gap, each probe one
+    /// indexed read of at most one entry (about 2 log2 n reads for n entries).
+    pub async fn events_end(&self) -> Result<Option<Cursor>, BackendError> {
+        let repo = self.odb().repo();
+        let next = |after: Option<u64>| async move {
+            let entries = self
+                .store()
+                .repository_log(repo, RepoLogQuery { after, limit: 1 })
+                .await?;
+            Ok::<_, BackendError>(entries.first().map(|e| e.sequence))
+        };
+        // `low` is always a sequence number that exists; nothing exists after `high`.
+        let Some(mut low) = next(None).await? else {
+            return Ok(None);
+        };
+        let mut step = 1_u64;
+        let mut high = loop {
+            let probe = low.saturating_add(step);
+            match next(Some(probe)).await? {
+                Some(sequence) => {
+                    low = sequence;
+                    step = step.saturating_mul(2);
+                }
+                None => break probe,
+            }
+        };
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match next(Some(middle)).await? {
+                Some(sequence) => low = sequence,
+                None => high = middle,
+            }
+        }
+        Ok(Some(Cursor::end_of(low)))
+    }
 }

@@ -460,6 +460,9 @@ impl Tenancy {
         // failure here leaves a catalog to delete again rather than unreachable leftovers.
         self.store.drop_repo(&repo).await?;
         self.cache.forget_repo(&repo);
+        self.webhooks()
+            .delete_all(&record.value.tenant, &name)
+            .await?;
         let key = records::catalog_key(&record.value.tenant, &name);
         match records::delete(self.records(), &key, record.version).await {
             Ok(()) => Ok(()),

@@ -75,6 +75,11 @@ impl Tenancy {
         }
     }
 
+    /// The webhook subscriptions of every tenant, sealed under the same key.
+    pub fn webhooks(&self) -> crate::webhooks::Webhooks {
+        crate::webhooks::Webhooks::new(self.store.clone(), self.key.clone())
+    }
+
     fn records(&self) -> &dyn RecordStore {
         self.store.as_ref()
     }

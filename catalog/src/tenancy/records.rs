@@ -219,7 +219,10 @@ fn last_segment(key: &RecordKey, prefix: &str) -> Result<Name, RecordsError> {
     Name::new("record", rest).map_err(|_| corrupt())
 }
 
-fn decode<T: DeserializeOwned>(key: &RecordKey, bytes: &[u8]) -> Result<T, RecordsError> {
+pub(crate) fn decode<T: DeserializeOwned>(
+    key: &RecordKey,
+    bytes: &[u8],
+) -> Result<T, RecordsError> {
     serde_json::from_slice(bytes).map_err(|e| RecordsError::Corrupt {
         key: key.to_string(),
         reason: e.to_string(),
