@@ -24,6 +24,7 @@ pub mod tables;
 pub mod transactions;
 pub mod ui;
 pub mod views;
+pub mod webhooks;
 
 use std::time::Duration;
 

@@ -59,17 +59,22 @@ impl AppState {
         // Catalog names resolve in the caller's tenant, so another tenant's catalog of the same
         // name is simply not there.
         let tenant = Caller::current().map_or_else(|| self.tenant.clone(), |c| c.tenant);
-        let catalog = Catalog::open(self.store.clone(), self.cache.clone(), &tenant, name)
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let bound = self.catalogs.resolve(&tenant, name).await?;
-        let catalog = catalog
-            .with_warehouse(bound.warehouse)
-            .with_retention(bound.retention)
-            .with_commit_queues(self.commits.clone())
-            .with_event_cache(self.events.clone());
+        let catalog = self.catalog_in(&tenant, name).await?;
         let at = RefSpec::parse(at)
             .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;
         Ok(Scope { catalog, at })
+    }
+
+    /// Catalog `name` of `tenant`, bound to its warehouse and this server's shared parts.
+    pub async fn catalog_in(&self, tenant: &str, name: &str) -> Result<Catalog, ApiError> {
+        let catalog = Catalog::open(self.store.clone(), self.cache.clone(), tenant, name)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let bound = self.catalogs.resolve(tenant, name).await?;
+        Ok(catalog
+            .with_warehouse(bound.warehouse)
+            .with_retention(bound.retention)
+            .with_commit_queues(self.commits.clone())
+            .with_event_cache(self.events.clone()))
     }
 }
 

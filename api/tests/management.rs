@@ -38,6 +38,7 @@ async fn env() -> Env {
         dir,
         store,
         cache,
+        ..
     } = TestApp::new().await;
     let (status, body) = post(&app, "/v1/lake/namespaces", json!({"namespace": ["db"]})).await;
     assert_eq!(status, StatusCode::OK, "{body}");

@@ -1161,6 +1161,57 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
         ),
         case(
             "GET",
+            "/api/v1/catalogs/{catalog}/webhooks",
+            "/api/v1/catalogs/lake/webhooks",
+            None,
+            ADMINS,
+        ),
+        // Allowed, it is refused as a bad URL (400), after authorization.
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/webhooks",
+            "/api/v1/catalogs/lake/webhooks",
+            Some(json!({"url": "ftp://x/"})),
+            ADMINS,
+        ),
+        // Allowed, these are answered as no such webhook (404), after authorization.
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}",
+            "/api/v1/catalogs/lake/webhooks/0123456789abcdef0123456789abcdef",
+            None,
+            ADMINS,
+        ),
+        case(
+            "PATCH",
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}",
+            "/api/v1/catalogs/lake/webhooks/0123456789abcdef0123456789abcdef",
+            Some(json!({"enabled": false})),
+            ADMINS,
+        ),
+        case(
+            "DELETE",
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}",
+            "/api/v1/catalogs/lake/webhooks/0123456789abcdef0123456789abcdef",
+            None,
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/attempts",
+            "/api/v1/catalogs/lake/webhooks/0123456789abcdef0123456789abcdef/attempts",
+            None,
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters",
+            "/api/v1/catalogs/lake/webhooks/0123456789abcdef0123456789abcdef/dead-letters",
+            None,
+            ADMINS,
+        ),
+        case(
+            "GET",
             "/api/v1/catalogs/{catalog}/maintenance/jobs",
             "/api/v1/catalogs/lake/maintenance/jobs",
             None,

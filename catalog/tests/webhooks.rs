@@ -12,6 +12,7 @@ use pangolin_catalog::tenancy::{Name, SecretKey};
 use pangolin_catalog::webhooks::{
     Attempt, AttemptOutcome, DeadLetter, DeleteWebhookError, DeliveryState, Filter,
     GetWebhookError, NewWebhook, SigningSecret, StateError, UpdateWebhookError, WebhookPatch,
+    lease_name,
 };
 use pangolin_store::Timestamp;
 
@@ -239,6 +240,17 @@ async fn attempts_are_listed_newest_first_and_dead_letters_oldest_first(f: Fixtu
         .await
         .unwrap();
     let subscription = created.value;
+    let lease = pangolin_records::Lease::new(&lease_name(&subscription), "server-1").unwrap();
+    assert!(
+        lease
+            .try_take(
+                f.records(),
+                Timestamp::from_millis(1),
+                std::time::Duration::from_secs(30)
+            )
+            .await
+            .unwrap()
+    );
     for n in 1..=12 {
         webhooks
             .log_attempt(&subscription, &attempt(n, &format!("{n}.0")))
@@ -305,10 +317,10 @@ async fn attempts_are_listed_newest_first_and_dead_letters_oldest_first(f: Fixtu
         .delete(&tenant, &catalog, &subscription.id)
         .await
         .unwrap();
-    for kind in ["attempts", "dead"] {
+    for kind in ["webhooks/attempts", "webhooks/dead", "leases/webhook"] {
         let left = f
             .records()
-            .list_records(&format!("webhooks/{kind}/acme/sales/"), None, 10)
+            .list_records(&format!("{kind}/acme/sales/"), None, 10)
             .await
             .unwrap();
         assert!(left.records.is_empty(), "{kind} left: {:?}", left.records);

@@ -473,6 +473,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         catalogs: Arc::new(CatalogDirectory::new(tenancy).with_ttl(settings.shared_state_ttl)),
     };
     pangolin_api::jobs::Jobs::new(state.store.clone(), settings.jobs_period).spawn();
+    pangolin_api::webhooks::Deliverer::new(state.clone(), Default::default()).spawn();
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .with_context(|| format!("listening on {}", settings.listen))?;

@@ -31,9 +31,14 @@ impl Lease {
     /// The lease `name` (kept at `leases/<name>`), as `holder` (unique per server) asks for it.
     pub fn new(name: &str, holder: impl Into<String>) -> Result<Self, RecordKeyError> {
         Ok(Self {
-            key: RecordKey::new(format!("leases/{name}"))?,
+            key: Self::record_key(name)?,
             holder: holder.into(),
         })
+    }
+
+    /// The record that keeps lease `name`, for deleting it with the work it guarded.
+    pub fn record_key(name: &str) -> Result<RecordKey, RecordKeyError> {
+        RecordKey::new(format!("leases/{name}"))
     }
 
     /// Takes or renews the lease until `now + length`, unless another holder has it beyond

@@ -316,7 +316,7 @@ fn hex(id: &ObjectId) -> String {
 }
 
 /// The events of a page as answered, with what their tables' metadata says.
-async fn render(catalog: &Catalog, events: Vec<Event>) -> Vec<EventView> {
+pub(crate) async fn render(catalog: &Catalog, events: Vec<Event>) -> Vec<EventView> {
     let tables = catalog.event_tables(&events).await;
     events
         .into_iter()

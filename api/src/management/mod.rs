@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod refs;
 pub mod retention;
 pub mod views;
+pub mod webhooks;
 
 use axum::Router;
 use axum::http::StatusCode;
@@ -64,6 +65,24 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/catalogs/{catalog}/events/stream",
             get(events::stream),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/webhooks",
+            get(webhooks::list).post(webhooks::create),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}",
+            get(webhooks::get)
+                .patch(webhooks::update)
+                .delete(webhooks::delete),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/attempts",
+            get(webhooks::attempts),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters",
+            get(webhooks::dead_letters),
         )
         .route("/api/v1/catalogs/{catalog}/entries", get(history::entries))
         .route("/api/v1/catalogs/{catalog}/merge", post(merge::merge))

@@ -9,13 +9,15 @@ use super::admin::{
     api_keys, catalogs as admin_catalogs, external, roles, service_users, tenants, tokens, users,
     warehouses,
 };
-use super::{audit, bundle, catalogs, events, history, maintenance, merge, refs, retention, views};
+use super::{
+    audit, bundle, catalogs, events, history, maintenance, merge, refs, retention, views, webhooks,
+};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Pangolin management API",
-        description = "Branches, tags, history, diffs, merges and change events of Pangolin catalogs, and the \
+        description = "Branches, tags, history, diffs, merges, change events and webhooks of Pangolin catalogs, and the \
                        administration of tenants, warehouses, catalogs, users, service users, \
                        API keys and roles. Errors use the Iceberg error model: \
                        {\"error\": {\"message\", \"type\", \"code\"}}.",
@@ -35,6 +37,13 @@ use super::{audit, bundle, catalogs, events, history, maintenance, merge, refs, 
         history::entries,
         events::page,
         events::stream,
+        webhooks::create,
+        webhooks::list,
+        webhooks::get,
+        webhooks::update,
+        webhooks::delete,
+        webhooks::attempts,
+        webhooks::dead_letters,
         merge::merge,
         merge::cherry_pick,
         merge::revert,

@@ -369,6 +369,48 @@ pub static ROUTES: &[Route] = &[
         PathOrBelow(Read, Catalog),
     ),
     route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/webhooks",
+        "webhook.create",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/webhooks",
+        "webhook.list",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/webhooks/{webhook}",
+        "webhook.get",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "PATCH",
+        "/api/v1/catalogs/{catalog}/webhooks/{webhook}",
+        "webhook.update",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/catalogs/{catalog}/webhooks/{webhook}",
+        "webhook.delete",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/webhooks/{webhook}/attempts",
+        "webhook.attempts",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters",
+        "webhook.dead-letters",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
         "GET",
         "/api/v1/catalogs/{catalog}/commits/{reference}",
         "commit.get",

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 pub mod delegation;
+pub mod receiver;
 pub mod secured;
 pub mod ui;
 
@@ -48,6 +49,8 @@ pub struct TestApp {
     /// The store and cache behind the router, for tests that look underneath.
     pub store: Arc<MemoryBackend>,
     pub cache: Arc<ObjectCache>,
+    /// The state the router serves, for tests that run the server's background work.
+    pub state: AppState,
 }
 
 impl TestApp {
@@ -72,7 +75,7 @@ impl TestApp {
             &format!("file://{}", dir.path().display()),
         )
         .await;
-        let app = router(AppState {
+        let state = AppState {
             store: store.clone(),
             cache: cache.clone(),
             tenant: "default".into(),
@@ -82,12 +85,13 @@ impl TestApp {
             security: Arc::new(Security::disabled(store.clone(), audit)),
             default_catalog: "lake".into(),
             catalogs: Arc::new(CatalogDirectory::new(tenancy)),
-        });
+        };
         Self {
-            app,
+            app: router(state.clone()),
             dir,
             store,
             cache,
+            state,
         }
     }
 

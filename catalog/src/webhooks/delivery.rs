@@ -109,6 +109,19 @@ fn base(kind: &str, tenant: &Name, catalog: &Name, id: &str) -> String {
     format!("webhooks/{kind}/{tenant}/{catalog}/{id}")
 }
 
+/// The name of the lease a server delivers a subscription under.
+pub fn lease_name(subscription: &Subscription) -> String {
+    lease_of(
+        &subscription.tenant,
+        &subscription.catalog,
+        &subscription.id,
+    )
+}
+
+fn lease_of(tenant: &Name, catalog: &Name, id: &str) -> String {
+    format!("webhook/{tenant}/{catalog}/{id}")
+}
+
 pub(super) fn state_key(tenant: &Name, catalog: &Name, id: &str) -> RecordKey {
     record_key(base("state", tenant, catalog, id))
 }
@@ -293,6 +306,9 @@ pub(super) async fn forget(
     id: &str,
 ) -> Result<(), RecordsError> {
     delete_if_there(records, &state_key(tenant, catalog, id)).await?;
+    if let Ok(lease) = pangolin_records::Lease::record_key(&lease_of(tenant, catalog, id)) {
+        delete_if_there(records, &lease).await?;
+    }
     for kind in ["attempts", "dead"] {
         let prefix = format!("{}/", base(kind, tenant, catalog, id));
         loop {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 pub use delivery::{
     Attempt, AttemptOutcome, DeadLetter, DeliveryState, KEEP_ATTEMPTS, Retry, StateError,
+    lease_name,
 };
 pub use signing::{SecretError, SigningSecret};
 pub use subscription::{

@@ -32,6 +32,7 @@ from .models import (
     Commit,
     CommitDetail,
     Conflict,
+    DeadLetter,
     Entry,
     Event,
     EventPage,
@@ -57,6 +58,11 @@ from .models import (
     Tenant,
     User,
     Warehouse,
+    Webhook,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookFilter,
+    WebhookRetry,
     Whoami,
 )
 
@@ -78,6 +84,7 @@ __all__ = [
     "Conflict",
     "ConflictError",
     "Credential",
+    "DeadLetter",
     "Entry",
     "Event",
     "EventPage",
@@ -114,5 +121,10 @@ __all__ = [
     "User",
     "Versioning",
     "Warehouse",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookFilter",
+    "WebhookRetry",
     "Whoami",
 ]

@@ -370,6 +370,80 @@ class Versioning(_Resource):
         """Removes the catalog's retention policy: it keeps its whole history again."""
         return self._send(Call("DELETE", f"{self._base}/retention", read=_nothing))
 
+    # ---- webhooks ----
+
+    @operation("POST /api/v1/catalogs/{catalog}/webhooks")
+    def create_webhook(
+        self,
+        url: str,
+        *,
+        types: Optional[Sequence[str]] = None,
+        prefix: Optional[Key] = None,
+        ref: Optional[str] = None,
+        description: Optional[str] = None,
+        max_attempts: Optional[int] = None,
+        secret: Optional[str] = None,
+        after: Optional[str] = None,
+    ) -> m.Webhook:
+        """Subscribes `url` to the catalog's events (those after `after`, a cursor; from now
+        on when None; `"0"` for every event kept), filtered as the events feed filters. The
+        answer's `secret` verifies the deliveries' `webhook-signature` and is not shown again."""
+        body = _options(description=description, max_attempts=max_attempts, secret=secret, after=after)
+        body["url"] = url
+        body["filter"] = _webhook_filter(types, prefix, ref)
+        return self._send(Call("POST", f"{self._base}/webhooks", json=body, read=_reader(m.Webhook)))
+
+    @operation("GET /api/v1/catalogs/{catalog}/webhooks")
+    def webhooks(self) -> Iterator[m.Webhook]:
+        """The catalog's webhooks, by id, each with where its delivery is."""
+        return self._admin_pages(f"{self._base}/webhooks", "webhooks", m.Webhook)
+
+    @operation("GET /api/v1/catalogs/{catalog}/webhooks/{webhook}")
+    def webhook(self, webhook_id: str) -> m.Webhook:
+        """One webhook and where its delivery is."""
+        path = f"{self._base}/webhooks/{_seg(webhook_id)}"
+        return self._send(Call("GET", path, read=_reader(m.Webhook)))
+
+    @operation("PATCH /api/v1/catalogs/{catalog}/webhooks/{webhook}")
+    def update_webhook(
+        self,
+        webhook_id: str,
+        *,
+        url: Optional[str] = None,
+        description: Optional[str] = None,
+        enabled: Optional[bool] = None,
+        max_attempts: Optional[int] = None,
+        secret: Optional[str] = None,
+        types: Optional[Sequence[str]] = None,
+        prefix: Optional[Key] = None,
+        ref: Optional[str] = None,
+    ) -> m.Webhook:
+        """Changes a webhook; what is None stays. Any of `types`, `prefix`, `ref` replaces the
+        whole filter. `secret="generate"` makes a new secret, shown in the answer."""
+        body = _options(url=url, description=description, enabled=enabled, max_attempts=max_attempts, secret=secret)
+        if types is not None or prefix is not None or ref is not None:
+            body["filter"] = _webhook_filter(types, prefix, ref)
+        path = f"{self._base}/webhooks/{_seg(webhook_id)}"
+        return self._send(Call("PATCH", path, json=body, read=_reader(m.Webhook)))
+
+    @operation("DELETE /api/v1/catalogs/{catalog}/webhooks/{webhook}")
+    def delete_webhook(self, webhook_id: str) -> None:
+        """Deletes a webhook with its delivery log and dead letters."""
+        path = f"{self._base}/webhooks/{_seg(webhook_id)}"
+        return self._send(Call("DELETE", path, read=_nothing))
+
+    @operation("GET /api/v1/catalogs/{catalog}/webhooks/{webhook}/attempts")
+    def webhook_attempts(self, webhook_id: str) -> Iterator[m.WebhookAttempt]:
+        """The webhook's delivery attempts, newest first (the last thousand are kept)."""
+        path = f"{self._base}/webhooks/{_seg(webhook_id)}/attempts"
+        return self._admin_pages(path, "attempts", m.WebhookAttempt)
+
+    @operation("GET /api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters")
+    def webhook_dead_letters(self, webhook_id: str) -> Iterator[m.DeadLetter]:
+        """The events the webhook gave up on, oldest first, with the bodies sent."""
+        path = f"{self._base}/webhooks/{_seg(webhook_id)}/dead-letters"
+        return self._admin_pages(path, "dead-letters", m.DeadLetter)
+
     @operation("POST /api/v1/catalogs/{catalog}/maintenance/remove-orphan-files")
     def remove_orphan_files(
         self,
@@ -409,6 +483,15 @@ class Versioning(_Resource):
         """One maintenance job, with its progress or its result."""
         path = f"{self._base}/maintenance/jobs/{_seg(job_id)}"
         return self._send(Call("GET", path, read=_reader(m.Job)))
+
+
+def _webhook_filter(
+    types: Optional[Sequence[str]], prefix: Optional[Key], ref: Optional[str]
+) -> Dict[str, Any]:
+    if isinstance(types, str):
+        types = [types]
+    levels = None if prefix is None else (prefix.split(".") if isinstance(prefix, str) else list(prefix))
+    return _options(types=list(types) if types else None, prefix=levels, ref=ref)
 
 
 def _retention(body: Dict[str, Any]) -> Optional[m.Retention]:

@@ -195,6 +195,78 @@ class BranchRetention(Model):
     history_ms: int
 
 
+class WebhookFilter(Model):
+    """Which events a webhook receives, as the events feed's filters; absent: all."""
+
+    types: Optional[List[str]] = None
+    prefix: Optional[List[str]] = None
+    ref: Optional[str] = None
+
+
+class WebhookRetry(Model):
+    """The event a webhook is waiting to try again."""
+
+    event: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str
+
+
+class WebhookDelivery(Model):
+    """Where a webhook's delivery is: every event up to `after` was delivered or
+    dead-lettered."""
+
+    after: Optional[str] = None
+    delivered: int
+    dead_letters: int
+    attempts: int
+    retry: Optional[WebhookRetry] = None
+    last_delivered_at: Optional[datetime] = None
+
+
+class Webhook(Model):
+    """A subscription of an endpoint to a catalog's events. `secret` (`whsec_...`) is set
+    only in the answer that created or changed it."""
+
+    id: str
+    url: str
+    description: Optional[str] = None
+    filter: WebhookFilter = WebhookFilter()
+    enabled: bool
+    max_attempts: int
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+    delivery: WebhookDelivery
+    secret: Optional[str] = None
+
+
+class WebhookAttempt(Model):
+    """One attempt at delivering one event: `outcome` is `delivered`, `retrying` or
+    `dead-lettered`."""
+
+    number: int
+    event: str
+    event_type: str
+    attempt: int
+    at: datetime
+    duration_ms: int
+    status: Optional[int] = None
+    error: Optional[str] = None
+    outcome: str
+
+
+class DeadLetter(Model):
+    """An event given up on after its last attempt, with the body that was sent."""
+
+    event: str
+    event_type: str
+    attempts: int
+    last_error: str
+    at: datetime
+    body: Any
+
+
 class Retention(Model):
     """How long a catalog keeps its history readable (and its files from the sweep), in
     milliseconds; heads of branches and tags are always kept."""
