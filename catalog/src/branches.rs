@@ -11,6 +11,7 @@ use pangolin_store::{BackendError, ObjectId, ReadError, Timestamp};
 
 use crate::address::RefSpec;
 use crate::catalog::{Catalog, DEFAULT_BRANCH, ResolveError};
+use crate::merge_requests::Protected;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CreateRefError {
@@ -40,6 +41,8 @@ pub enum UpdateRefError {
     TagImmutable(Reference),
     #[error("the default branch `{0}` cannot be deleted")]
     DefaultBranch(RefName),
+    #[error(transparent)]
+    Protected(#[from] Protected),
     #[error("{reference} is at {actual}, not at the expected {expected}")]
     Stale {
         reference: Reference,
@@ -198,6 +201,7 @@ impl Catalog {
         if reference.kind == RefKind::Tag {
             return Err(UpdateRefError::TagImmutable(reference));
         }
+        self.check_unprotected(&reference)?;
         let target = self.resolve(to).await?.commit;
         self.transact_one(
             &reference,
@@ -222,6 +226,7 @@ impl Catalog {
             return Err(UpdateRefError::DefaultBranch(name.clone()));
         }
         let reference = self.existing_ref(name).await?;
+        self.check_unprotected(&reference)?;
         let expected = match expected {
             Some(hash) => hash,
             None => self
@@ -260,7 +265,7 @@ impl Catalog {
         Err(UpdateRefError::Missing(Reference::branch(name.clone())))
     }
 
-    async fn transact_one(
+    pub(crate) async fn transact_one(
         &self,
         reference: &Reference,
         expected: ObjectId,

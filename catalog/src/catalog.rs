@@ -16,6 +16,7 @@ use pangolin_store::{
 use crate::address::{RefSpec, Resolved};
 use crate::commit_queue::CommitQueues;
 use crate::events::EventCache;
+use crate::merge_requests::{BranchProtection, Protected};
 use crate::retention::RetentionPolicy;
 use crate::store::Store;
 use crate::warehouse::Warehouse;
@@ -35,6 +36,8 @@ pub struct Catalog {
     commits: Arc<CommitQueues>,
     /// `None`: every commit stays readable.
     retention: Option<Arc<RetentionPolicy>>,
+    /// `None`: no branch is protected.
+    protection: Option<Arc<BranchProtection>>,
     /// `None`: events are derived afresh for every read.
     events: Option<Arc<EventCache>>,
 }
@@ -145,6 +148,7 @@ impl Catalog {
             commits: Arc::new(CommitQueues::new()),
             events: None,
             retention: None,
+            protection: None,
         })
     }
 
@@ -205,6 +209,25 @@ impl Catalog {
     /// How long the catalog keeps its history readable; `None`: for ever.
     pub fn retention(&self) -> Option<&RetentionPolicy> {
         self.retention.as_deref()
+    }
+
+    /// The same catalog, its branches protected as `protection` says.
+    pub fn with_protection(mut self, protection: Option<Arc<BranchProtection>>) -> Self {
+        self.protection = protection;
+        self
+    }
+
+    /// Which branches change only through merge requests; `None`: none.
+    pub fn protection(&self) -> Option<&BranchProtection> {
+        self.protection.as_deref()
+    }
+
+    /// `Err` when `reference` is a protected branch, which changes only through merge
+    /// requests.
+    pub fn check_unprotected(&self, reference: &Reference) -> Result<(), Protected> {
+        self.protection
+            .as_ref()
+            .map_or(Ok(()), |p| p.check(reference))
     }
 
     /// The same catalog, grouping its commits with those of every catalog sharing `queues`.

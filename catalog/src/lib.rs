@@ -21,6 +21,7 @@ pub mod iceberg;
 pub mod list;
 pub mod log;
 pub mod maintenance;
+pub mod merge_requests;
 pub mod namespace;
 pub mod orphans;
 pub mod reach;

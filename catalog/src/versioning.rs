@@ -13,11 +13,14 @@ use pangolin_store::{ObjectId, Timestamp};
 
 use crate::address::RefSpec;
 use crate::catalog::{Catalog, ResolveError};
+use crate::merge_requests::Protected;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeRefError {
     #[error("cannot change `{0}`: merges, cherry-picks and reverts land on a branch")]
     TargetNotBranch(RefSpec),
+    #[error(transparent)]
+    Protected(#[from] Protected),
     #[error(transparent)]
     Resolve(#[from] ResolveError),
     #[error(transparent)]
@@ -50,11 +53,16 @@ impl HistoryRequest {
 }
 
 impl Catalog {
+    /// The branch a history operation lands on: never a protected one, which takes merges
+    /// only through merge requests.
     async fn target_branch(&self, target: &RefSpec) -> Result<Reference, MergeRefError> {
-        self.resolve(target)
+        let branch = self
+            .resolve(target)
             .await?
             .writable_branch
-            .ok_or_else(|| MergeRefError::TargetNotBranch(target.clone()))
+            .ok_or_else(|| MergeRefError::TargetNotBranch(target.clone()))?;
+        self.check_unprotected(&branch)?;
+        Ok(branch)
     }
 
     /// Merges what `source` names into branch `target`.

@@ -137,6 +137,27 @@ async fn commits_on_top(
     Ok(Some(chain))
 }
 
+/// The events a move of `reference` from tree `before` to tree `after` by `commit` would
+/// yield for the keys it changes: what checks of a merge that has not landed judge.
+pub(crate) async fn tree_events(
+    odb: &Odb,
+    reference: &Reference,
+    commit: ObjectId,
+    before: &ObjectId,
+    after: &ObjectId,
+) -> Result<Vec<Event>, ReadError> {
+    let origin = Origin {
+        reference,
+        commit,
+        time: Timestamp::now(),
+        principal: "",
+        message: "",
+    };
+    let mut events = Vec::new();
+    entry_events(odb, &origin, before, after, &mut events).await?;
+    Ok(events)
+}
+
 /// One event per key changed from tree `before` to tree `after`, in key order. A key removed
 /// and another added with the same content identity (and kind) is one rename, at the new key;
 /// an entry replaced by different content is a drop and a create.

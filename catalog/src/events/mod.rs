@@ -14,6 +14,7 @@ mod tables;
 
 pub use cache::{DEFAULT_CACHE_EVENTS, EventCache};
 pub use cursor::{Cursor, CursorError};
+pub(crate) use derive::tree_events;
 pub use feed::{EventPage, EventQuery, EventsError};
 pub use kind::EventKind;
 pub use tables::{SnapshotState, TableState};

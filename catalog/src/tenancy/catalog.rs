@@ -14,6 +14,7 @@ use super::records::{self, Page, PutError, RecordsError, Versioned};
 use super::tenant::ListError;
 use super::warehouse::{RuntimeError, WarehouseRecord};
 use crate::catalog::{Catalog, CreateError};
+use crate::merge_requests::BranchProtection;
 use crate::retention::RetentionPolicy;
 
 /// What serves a catalog.
@@ -50,6 +51,9 @@ pub struct CatalogRecord {
     /// How long its history stays readable; for ever when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<RetentionPolicy>,
+    /// Which branches change only through merge requests; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<BranchProtection>,
 }
 
 /// What a new catalog is made of.
@@ -121,6 +125,44 @@ pub enum SetRetentionError {
     Invalid(String),
     #[error(transparent)]
     Records(#[from] RecordsError),
+}
+
+/// Why [`Tenancy::set_catalog_protection`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SetProtectionError {
+    #[error(transparent)]
+    Get(#[from] GetCatalogError),
+    #[error("invalid branch protection: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+}
+
+/// Why a change of a catalog's record failed.
+#[derive(Debug, thiserror::Error)]
+enum ChangeCatalogError {
+    #[error(transparent)]
+    Get(#[from] GetCatalogError),
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+}
+
+impl From<ChangeCatalogError> for SetRetentionError {
+    fn from(error: ChangeCatalogError) -> Self {
+        match error {
+            ChangeCatalogError::Get(e) => Self::Get(e),
+            ChangeCatalogError::Records(e) => Self::Records(e),
+        }
+    }
+}
+
+impl From<ChangeCatalogError> for SetProtectionError {
+    fn from(error: ChangeCatalogError) -> Self {
+        match error {
+            ChangeCatalogError::Get(e) => Self::Get(e),
+            ChangeCatalogError::Records(e) => Self::Records(e),
+        }
+    }
 }
 
 /// Why [`Tenancy::open_catalog`] failed.
@@ -232,6 +274,7 @@ impl Tenancy {
             properties: new.properties,
             created_at: Timestamp::now(),
             retention: None,
+            protection: None,
         };
         let version =
             match records::put(self.records(), &key, ExpectedVersion::Absent, &record).await {
@@ -316,16 +359,45 @@ impl Tenancy {
         if let Some(policy) = &policy {
             policy.validate().map_err(SetRetentionError::Invalid)?;
         }
+        Ok(self
+            .change_catalog(tenant, name, |record| record.retention = policy.clone())
+            .await?)
+    }
+
+    /// Sets (or, with `None`, removes) which branches of catalog `name` of `tenant` change
+    /// only through merge requests; returns the record as written.
+    #[tracing::instrument(level = "debug", skip(self, protection))]
+    pub async fn set_catalog_protection(
+        &self,
+        tenant: &str,
+        name: &str,
+        protection: Option<BranchProtection>,
+    ) -> Result<CatalogRecord, SetProtectionError> {
+        if let Some(protection) = &protection {
+            protection.validate().map_err(SetProtectionError::Invalid)?;
+        }
+        Ok(self
+            .change_catalog(tenant, name, |record| {
+                record.protection = protection.clone()
+            })
+            .await?)
+    }
+
+    /// Changes a catalog's record by `change` on its latest version.
+    async fn change_catalog(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: impl Fn(&mut CatalogRecord),
+    ) -> Result<CatalogRecord, ChangeCatalogError> {
         let mut key = None;
         for _ in 0..records::CAS_ATTEMPTS {
             let current = self.resolve(tenant, name).await?;
             let at = key.get_or_insert_with(|| {
                 records::catalog_key(&current.value.tenant, &current.value.name)
             });
-            let record = CatalogRecord {
-                retention: policy.clone(),
-                ..current.value
-            };
+            let mut record = current.value;
+            change(&mut record);
             match records::put(
                 self.records(),
                 at,
@@ -382,7 +454,8 @@ impl Tenancy {
             record.name.as_str(),
         )?
         .with_warehouse(runtime)
-        .with_retention(record.retention.map(Arc::new)))
+        .with_retention(record.retention.map(Arc::new))
+        .with_protection(record.protection.map(Arc::new)))
     }
 
     /// Deletes an empty catalog: its record and its `main` branch. Refused while `main` holds
@@ -461,6 +534,9 @@ impl Tenancy {
         self.store.drop_repo(&repo).await?;
         self.cache.forget_repo(&repo);
         self.webhooks()
+            .delete_all(&record.value.tenant, &name)
+            .await?;
+        self.merge_requests()
             .delete_all(&record.value.tenant, &name)
             .await?;
         let key = records::catalog_key(&record.value.tenant, &name);

@@ -32,7 +32,7 @@ use crate::store::Store;
 
 pub use catalog::{
     CatalogKind, CatalogRecord, CreateCatalogError, DeleteCatalogError, GetCatalogError,
-    NewCatalog, OpenCatalogError, SetRetentionError,
+    NewCatalog, OpenCatalogError, SetProtectionError, SetRetentionError,
 };
 pub use migrate::{DefaultOutcome, DefaultSetup, EnsureDefaultError};
 pub use name::{Name, NameError};
@@ -78,6 +78,11 @@ impl Tenancy {
     /// The webhook subscriptions of every tenant, sealed under the same key.
     pub fn webhooks(&self) -> crate::webhooks::Webhooks {
         crate::webhooks::Webhooks::new(self.store.clone(), self.key.clone())
+    }
+
+    /// The merge requests of every tenant's catalogs.
+    pub fn merge_requests(&self) -> crate::merge_requests::MergeRequests {
+        crate::merge_requests::MergeRequests::new(self.store.clone())
     }
 
     fn records(&self) -> &dyn RecordStore {

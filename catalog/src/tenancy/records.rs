@@ -169,6 +169,27 @@ pub(crate) async fn touch(
     })
 }
 
+/// Deletes the record at `key` whatever its version, retrying while other writers change
+/// it; `false` when there was none.
+pub(crate) async fn delete_if_there(
+    records: &dyn RecordStore,
+    key: &RecordKey,
+) -> Result<bool, RecordsError> {
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(record) = records.get_record(key).await? else {
+            return Ok(false);
+        };
+        match records.delete_record(key, record.version).await {
+            Ok(()) => return Ok(true),
+            Err(RecordError::VersionMismatch { .. }) => continue,
+            Err(RecordError::Backend(e)) => return Err(e.into()),
+        }
+    }
+    Err(RecordsError::Contended {
+        key: key.to_string(),
+    })
+}
+
 /// Whether any record starts with `prefix`.
 pub(crate) async fn any_under(
     records: &dyn RecordStore,

@@ -1,7 +1,7 @@
 //! What delivering a subscription leaves behind: its state (cursor, counters, the retry it
 //! waits for), the log of its attempts and its dead letters.
 
-use pangolin_records::{ExpectedVersion, RecordError, RecordKey, RecordStore};
+use pangolin_records::{ExpectedVersion, RecordKey, RecordStore};
 use pangolin_store::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -201,7 +201,7 @@ impl Webhooks {
             Err(PutError::Records(e)) => return Err(e),
         }
         if let Some(old) = attempt.number.checked_sub(KEEP_ATTEMPTS) {
-            delete_if_there(self.records(), &attempt_key(subscription, old)).await?;
+            records::delete_if_there(self.records(), &attempt_key(subscription, old)).await?;
         }
         Ok(())
     }
@@ -259,7 +259,7 @@ impl Webhooks {
         subscription: &Subscription,
         event: &Cursor,
     ) -> Result<bool, RecordsError> {
-        delete_if_there(self.records(), &dead_key(subscription, event)).await
+        records::delete_if_there(self.records(), &dead_key(subscription, event)).await
     }
 
     async fn list_under<T: serde::de::DeserializeOwned>(
@@ -282,22 +282,6 @@ impl Webhooks {
 }
 
 /// Deletes a record at whatever version it is; false when it was not there.
-async fn delete_if_there(records: &dyn RecordStore, key: &RecordKey) -> Result<bool, RecordsError> {
-    for _ in 0..records::CAS_ATTEMPTS {
-        let Some(record) = records.get_record(key).await? else {
-            return Ok(false);
-        };
-        match records.delete_record(key, record.version).await {
-            Ok(()) => return Ok(true),
-            Err(RecordError::VersionMismatch { .. }) => continue,
-            Err(RecordError::Backend(e)) => return Err(e.into()),
-        }
-    }
-    Err(RecordsError::Contended {
-        key: key.to_string(),
-    })
-}
-
 /// Deletes what a subscription's delivery left: state, log, dead letters.
 pub(super) async fn forget(
     records: &dyn RecordStore,
@@ -305,9 +289,9 @@ pub(super) async fn forget(
     catalog: &Name,
     id: &str,
 ) -> Result<(), RecordsError> {
-    delete_if_there(records, &state_key(tenant, catalog, id)).await?;
+    records::delete_if_there(records, &state_key(tenant, catalog, id)).await?;
     if let Ok(lease) = pangolin_records::Lease::record_key(&lease_of(tenant, catalog, id)) {
-        delete_if_there(records, &lease).await?;
+        records::delete_if_there(records, &lease).await?;
     }
     for kind in ["attempts", "dead"] {
         let prefix = format!("{}/", base(kind, tenant, catalog, id));
@@ -319,7 +303,7 @@ pub(super) async fn forget(
                 break;
             }
             for record in page.records {
-                delete_if_there(records, &record.key).await?;
+                records::delete_if_there(records, &record.key).await?;
             }
         }
     }
