@@ -47,14 +47,17 @@ pub fn address(
     Ok((key, parsed.at.unwrap_or_else(|| scope.at.clone())))
 }
 
-/// The branch a write at `at` goes to, or why it cannot.
+/// The branch a write at `at` goes to, or why it cannot: not a branch, or a protected one,
+/// which changes only through merge requests.
 pub async fn writable(scope: &Scope, at: &RefSpec) -> Result<Reference, ApiError> {
     let resolved = scope.catalog.resolve(at).await?;
-    resolved.writable_branch.ok_or_else(|| {
+    let branch = resolved.writable_branch.ok_or_else(|| {
         ApiError::bad_request(format!(
             "`{at}` is read-only (a tag, a commit or a point in time); write to a branch"
         ))
-    })
+    })?;
+    scope.catalog.check_unprotected(&branch)?;
+    Ok(branch)
 }
 
 /// A table or view identifier in a request body: `{"namespace": [...], "name": "..."}`.

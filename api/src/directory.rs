@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use pangolin_catalog::Warehouse;
+use pangolin_catalog::merge_requests::BranchProtection;
 use pangolin_catalog::retention::RetentionPolicy;
 use pangolin_catalog::tenancy::{GetCatalogError, GetWarehouseError, Tenancy};
 use parking_lot::Mutex;
@@ -28,6 +29,8 @@ pub struct Bound {
     pub warehouse: Warehouse,
     /// The catalog's retention policy, if it has one.
     pub retention: Option<Arc<RetentionPolicy>>,
+    /// Which of its branches change only through merge requests.
+    pub protection: Option<Arc<BranchProtection>>,
 }
 
 /// The catalogs of every tenant, cached. See the module docs.
@@ -114,6 +117,7 @@ impl CatalogDirectory {
         };
         let warehouse_name = record.warehouse.to_string();
         let retention = record.retention.map(Arc::new);
+        let protection = record.protection.map(Arc::new);
         let stored = match self.tenancy.warehouse(tenant, &warehouse_name).await {
             Ok(stored) => stored,
             // A catalog whose warehouse vanished cannot be served; say so rather than 500.
@@ -135,6 +139,7 @@ impl CatalogDirectory {
             return Ok(Some(Bound {
                 warehouse: warehouse.clone(),
                 retention,
+                protection,
             }));
         }
         let warehouse = stored
@@ -147,6 +152,7 @@ impl CatalogDirectory {
         Ok(Some(Bound {
             warehouse,
             retention,
+            protection,
         }))
     }
 }

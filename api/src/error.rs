@@ -6,6 +6,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use pangolin_catalog::iceberg::IoError;
+use pangolin_catalog::merge_requests::Protected;
 use pangolin_catalog::{
     CommitError, NamespaceError, ReadAtError, ResolveError, TableError, ViewError,
 };
@@ -69,6 +70,18 @@ impl From<BackendError> for ApiError {
             BackendErrorKind::Unavailable | BackendErrorKind::Conflict => Self::unavailable(&error),
             BackendErrorKind::Corrupt | BackendErrorKind::Other => Self::internal(&error),
         }
+    }
+}
+
+/// A protected branch refuses the change: the caller may be allowed to write, but not
+/// this way (the Iceberg error a client does not retry).
+impl From<Protected> for ApiError {
+    fn from(error: Protected) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "ForbiddenException",
+            error.to_string(),
+        )
     }
 }
 

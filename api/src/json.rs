@@ -32,3 +32,25 @@ where
         }
     }
 }
+
+/// `Option<JsonBody<T>>`: `None` for a request without a body type (a bare `POST`), the body
+/// parsed as [`JsonBody`] parses it otherwise.
+impl<S, T> axum::extract::OptionalFromRequest<S> for JsonBody<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Option<Self>, Self::Rejection> {
+        if !request
+            .headers()
+            .contains_key(axum::http::header::CONTENT_TYPE)
+        {
+            return Ok(None);
+        }
+        <Self as FromRequest<S>>::from_request(request, state)
+            .await
+            .map(Some)
+    }
+}

@@ -73,6 +73,7 @@ impl AppState {
         Ok(catalog
             .with_warehouse(bound.warehouse)
             .with_retention(bound.retention)
+            .with_protection(bound.protection)
             .with_commit_queues(self.commits.clone())
             .with_event_cache(self.events.clone()))
     }
@@ -81,12 +82,6 @@ impl AppState {
 impl Scope {
     /// The branch this scope may write to, or why it may not.
     pub async fn writable_branch(&self) -> Result<Reference, ApiError> {
-        let resolved = self.catalog.resolve(&self.at).await?;
-        resolved.writable_branch.ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "`{}` is read-only (a tag, a commit or a point in time); write to a branch",
-                self.at
-            ))
-        })
+        crate::address::writable(self, &self.at).await
     }
 }

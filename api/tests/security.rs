@@ -1212,6 +1212,72 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
         ),
         case(
             "GET",
+            "/api/v1/catalogs/{catalog}/protection",
+            "/api/v1/catalogs/lake/protection",
+            None,
+            READERS,
+        ),
+        // Allowed, it is refused as a bad pattern (400), after authorization.
+        case(
+            "PUT",
+            "/api/v1/catalogs/{catalog}/protection",
+            "/api/v1/catalogs/lake/protection",
+            Some(json!({"rules": [{"branch": "ma*n"}]})),
+            ADMINS,
+        ),
+        case(
+            "DELETE",
+            "/api/v1/catalogs/{catalog}/protection",
+            "/api/v1/catalogs/lake/protection",
+            None,
+            ADMINS,
+        ),
+        // Needs read on both branches.
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/merge-requests",
+            "/api/v1/catalogs/lake/merge-requests",
+            Some(json!({"source": "dev", "target": "main", "title": "t"})),
+            READERS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/merge-requests",
+            "/api/v1/catalogs/lake/merge-requests",
+            None,
+            READERS,
+        ),
+        // Allowed, these are answered as no such request (404), after authorization.
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}",
+            "/api/v1/catalogs/lake/merge-requests/999",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}/checks",
+            "/api/v1/catalogs/lake/merge-requests/999/checks",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}/merge",
+            "/api/v1/catalogs/lake/merge-requests/999/merge",
+            None,
+            READERS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}/close",
+            "/api/v1/catalogs/lake/merge-requests/999/close",
+            None,
+            READERS,
+        ),
+        case(
+            "GET",
             "/api/v1/catalogs/{catalog}/maintenance/jobs",
             "/api/v1/catalogs/lake/maintenance/jobs",
             None,

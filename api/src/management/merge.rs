@@ -103,6 +103,7 @@ fn land_error(error: MergeRefError) -> ApiError {
     let message = error.to_string();
     match error {
         MergeRefError::TargetNotBranch(_) => ApiError::bad_request(message),
+        MergeRefError::Protected(e) => e.into(),
         MergeRefError::Resolve(e) => e.into(),
         MergeRefError::Land(land) => match land {
             LandError::MissingTarget(_) | LandError::TargetIsTag(_) => {

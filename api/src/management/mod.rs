@@ -11,6 +11,7 @@ pub mod history;
 pub mod jobs;
 pub mod maintenance;
 pub mod merge;
+pub mod merge_requests;
 pub mod openapi;
 pub mod refs;
 pub mod retention;
@@ -91,6 +92,32 @@ pub fn routes() -> Router<AppState> {
             post(merge::cherry_pick),
         )
         .route("/api/v1/catalogs/{catalog}/revert", post(merge::revert))
+        .route(
+            "/api/v1/catalogs/{catalog}/protection",
+            get(merge_requests::get_protection)
+                .put(merge_requests::put_protection)
+                .delete(merge_requests::delete_protection),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/merge-requests",
+            get(merge_requests::list).post(merge_requests::create),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}",
+            get(merge_requests::get),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}/checks",
+            post(merge_requests::run_checks),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}/merge",
+            post(merge_requests::merge),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/merge-requests/{number}/close",
+            post(merge_requests::close),
+        )
         .route("/api/v1/catalogs/{catalog}/export", post(bundle::export))
         .route(
             "/api/v1/catalogs/{catalog}/maintenance/expire-snapshots",

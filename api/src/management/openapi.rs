@@ -10,14 +10,15 @@ use super::admin::{
     warehouses,
 };
 use super::{
-    audit, bundle, catalogs, events, history, maintenance, merge, refs, retention, views, webhooks,
+    audit, bundle, catalogs, events, history, maintenance, merge, merge_requests, refs, retention,
+    views, webhooks,
 };
 
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Pangolin management API",
-        description = "Branches, tags, history, diffs, merges, change events and webhooks of Pangolin catalogs, and the \
+        description = "Branches, tags, history, diffs, merges, merge requests, change events and webhooks of Pangolin catalogs, and the \
                        administration of tenants, warehouses, catalogs, users, service users, \
                        API keys and roles. Errors use the Iceberg error model: \
                        {\"error\": {\"message\", \"type\", \"code\"}}.",
@@ -47,6 +48,15 @@ use super::{
         merge::merge,
         merge::cherry_pick,
         merge::revert,
+        merge_requests::get_protection,
+        merge_requests::put_protection,
+        merge_requests::delete_protection,
+        merge_requests::create,
+        merge_requests::list,
+        merge_requests::get,
+        merge_requests::run_checks,
+        merge_requests::merge,
+        merge_requests::close,
         bundle::export,
         bundle::import,
         maintenance::expire_snapshots,

@@ -49,6 +49,7 @@ fn update_error(error: UpdateRefError) -> ApiError {
         UpdateRefError::Stale { .. } => {
             ApiError::new(StatusCode::CONFLICT, "ReferenceConflictException", message)
         }
+        UpdateRefError::Protected(e) => e.into(),
         UpdateRefError::Resolve(e) => e.into(),
         UpdateRefError::Backend(e) => e.into(),
         UpdateRefError::Transact(e) => ApiError::internal(&e),

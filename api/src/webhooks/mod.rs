@@ -9,6 +9,7 @@
 //! the same `webhook-id` (the event's cursor), for receivers to drop repeats. Commits never
 //! wait for any of this: events are read from the ref log after the fact.
 
+mod check;
 mod envelope;
 mod send;
 mod worker;
@@ -17,8 +18,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use check::{CHECK_TYPE, WebhookChecks};
 pub use envelope::{CONTENT_TYPE, TYPE_PREFIX, body};
-pub use send::{Sent, client, send};
+pub use send::{Sent, ask, client, send};
 
 use crate::state::AppState;
 

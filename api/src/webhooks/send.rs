@@ -50,6 +50,36 @@ pub async fn send(
     timestamp: i64,
     body: Vec<u8>,
 ) -> Sent {
+    exchange(client, url, secret, id, timestamp, body, false)
+        .await
+        .0
+}
+
+/// The most of a 2xx answer's body [`ask`] reads.
+const ANSWER_READ: usize = 64 * 1024;
+
+/// [`send`], also reading what a 2xx answer says (its first 64 KiB): for endpoints whose
+/// answer is a decision, such as checks of merge requests.
+pub async fn ask(
+    client: &reqwest::Client,
+    url: &str,
+    secret: &SigningSecret,
+    id: &str,
+    timestamp: i64,
+    body: Vec<u8>,
+) -> (Sent, Vec<u8>) {
+    exchange(client, url, secret, id, timestamp, body, true).await
+}
+
+async fn exchange(
+    client: &reqwest::Client,
+    url: &str,
+    secret: &SigningSecret,
+    id: &str,
+    timestamp: i64,
+    body: Vec<u8>,
+    read_answer: bool,
+) -> (Sent, Vec<u8>) {
     let signature = secret.sign(id, timestamp, &body);
     let started = Instant::now();
     let answer = client
@@ -61,8 +91,24 @@ pub async fn send(
         .body(body)
         .send()
         .await;
+    let mut read = Vec::new();
     let (status, error) = match answer {
-        Ok(answer) if answer.status().is_success() => (Some(answer.status().as_u16()), None),
+        Ok(mut answer) if answer.status().is_success() => {
+            let status = answer.status().as_u16();
+            let mut error = None;
+            while read_answer && read.len() < ANSWER_READ {
+                match answer.chunk().await {
+                    Ok(Some(chunk)) => read.extend_from_slice(&chunk),
+                    Ok(None) => break,
+                    Err(e) => {
+                        error = Some(format!("reading the answer failed: {}", root(&e)));
+                        break;
+                    }
+                }
+            }
+            read.truncate(ANSWER_READ);
+            (Some(status), error)
+        }
         Ok(answer) => {
             let status = answer.status();
             let text = answer.text().await.unwrap_or_default();
@@ -80,11 +126,14 @@ pub async fn send(
         }
         Err(error) => (None, Some(format!("request failed: {}", root(&error)))),
     };
-    Sent {
-        status,
-        error,
-        took: started.elapsed(),
-    }
+    (
+        Sent {
+            status,
+            error,
+            took: started.elapsed(),
+        },
+        read,
+    )
 }
 
 /// The innermost cause, which names what actually went wrong (refused, unknown host).

@@ -44,6 +44,8 @@ struct Inner {
     mode: Mode,
     received: Vec<Received>,
     hanging: usize,
+    /// The body of every 2xx answer.
+    answer: String,
 }
 
 #[derive(Debug, Clone)]
@@ -62,6 +64,7 @@ impl Receiver {
                 mode,
                 received: Vec::new(),
                 hanging: 0,
+                answer: String::new(),
             })),
             release: Arc::new(Notify::new()),
             url,
@@ -75,6 +78,11 @@ impl Receiver {
 
     pub fn set(&self, mode: Mode) {
         self.inner.lock().unwrap().mode = mode;
+    }
+
+    /// Answers 2xx with this body from now on.
+    pub fn answer(&self, body: &str) {
+        self.inner.lock().unwrap().answer = body.to_owned();
     }
 
     /// Answers every hanging request.
@@ -105,7 +113,7 @@ async fn receive(
     State(receiver): State<Receiver>,
     headers: HeaderMap,
     body: axum::body::Bytes,
-) -> StatusCode {
+) -> (StatusCode, String) {
     let header = |name: &str| {
         headers
             .get(name)
@@ -147,7 +155,8 @@ async fn receive(
         inner.hanging -= 1;
         inner.received.push(received.clone());
     }
-    StatusCode::from_u16(received.status).unwrap()
+    let answer = receiver.inner.lock().unwrap().answer.clone();
+    (StatusCode::from_u16(received.status).unwrap(), answer)
 }
 
 /// Settings that make a test's deliveries quick.

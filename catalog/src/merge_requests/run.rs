@@ -122,6 +122,26 @@ impl CheckRun {
     }
 }
 
+impl MergeRequests {
+    /// Closes open request `number` without merging it.
+    pub async fn close(
+        &self,
+        tenant: &Name,
+        catalog: &Name,
+        number: u64,
+        principal: &str,
+    ) -> Result<Versioned<MergeRequest>, RunChecksError> {
+        self.update(tenant, catalog, number, |request| {
+            open(request)?;
+            request.state = RequestState::Closed;
+            request.closed_by = Some(principal.to_owned());
+            request.updated_at = Timestamp::now();
+            Ok::<_, RunChecksError>(())
+        })
+        .await?
+    }
+}
+
 fn open(request: &MergeRequest) -> Result<(), RunChecksError> {
     match request.state {
         RequestState::Open => Ok(()),

@@ -444,6 +444,81 @@ class Versioning(_Resource):
         path = f"{self._base}/webhooks/{_seg(webhook_id)}/dead-letters"
         return self._admin_pages(path, "dead-letters", m.DeadLetter)
 
+    # ---- protected branches and merge requests ----
+
+    @operation("GET /api/v1/catalogs/{catalog}/protection")
+    def protection(self) -> Optional[m.Protection]:
+        """The catalog's protected branches; None when no branch is protected."""
+        return self._send(Call("GET", f"{self._base}/protection", read=_protection))
+
+    @operation("PUT /api/v1/catalogs/{catalog}/protection")
+    def set_protection(self, rules: Sequence[Dict[str, Any]]) -> Optional[m.Protection]:
+        """Protects branches: each rule is `{"branch": "main", "checks": [...]}` (the first
+        rule matching a branch applies). A protected branch changes only through merge
+        requests whose checks passed; checks are `{"kind": "no-dropped-columns"}`,
+        `{"kind": "no-lost-rows"}`, `{"kind": "forbid", "types": ["drop-table"]}` (each with an
+        optional `prefix`) and `{"kind": "webhook", "webhook": "<webhook id>"}`."""
+        body = {"rules": list(rules)}
+        return self._send(Call("PUT", f"{self._base}/protection", json=body, read=_protection))
+
+    @operation("DELETE /api/v1/catalogs/{catalog}/protection")
+    def clear_protection(self) -> None:
+        """Unprotects every branch of the catalog."""
+        return self._send(Call("DELETE", f"{self._base}/protection", read=_nothing))
+
+    @operation("POST /api/v1/catalogs/{catalog}/merge-requests")
+    def create_merge_request(
+        self,
+        source: str,
+        title: str,
+        *,
+        target: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> m.MergeRequest:
+        """Opens a request to merge branch `source` into `target` (the default branch when
+        None)."""
+        body = _options(source=source, title=title, target=target, description=description)
+        return self._send(
+            Call("POST", f"{self._base}/merge-requests", json=body, read=_reader(m.MergeRequest))
+        )
+
+    @operation("GET /api/v1/catalogs/{catalog}/merge-requests")
+    def merge_requests(self, state: Optional[str] = None) -> Iterator[m.MergeRequest]:
+        """The catalog's merge requests, newest first; `state` is `open`, `merged` or
+        `closed`."""
+        paging = self._pages("/merge-requests", "merge-requests", m.MergeRequest, _filters(state=state))
+        return self._t.pages(paging)
+
+    @operation("GET /api/v1/catalogs/{catalog}/merge-requests/{number}")
+    def merge_request(self, number: int) -> m.MergeRequest:
+        """One merge request with the latest run of its checks."""
+        path = f"{self._base}/merge-requests/{int(number)}"
+        return self._send(Call("GET", path, read=_reader(m.MergeRequest)))
+
+    @operation("POST /api/v1/catalogs/{catalog}/merge-requests/{number}/checks")
+    def run_merge_request_checks(self, number: int) -> m.MergeRequest:
+        """Runs the target's checks on the merge of both branches' current heads (a commit no
+        ref names until the request merges) and answers the request with the results."""
+        path = f"{self._base}/merge-requests/{int(number)}/checks"
+        return self._send(Call("POST", path, read=_reader(m.MergeRequest)))
+
+    @operation("POST /api/v1/catalogs/{catalog}/merge-requests/{number}/merge")
+    def merge_merge_request(
+        self, number: int, *, override_reason: Optional[str] = None
+    ) -> m.MergeRequest:
+        """Merges the request: the target moves to the merge commit its checks passed on
+        (they run again when either branch moved). Failed checks raise a conflict unless an
+        administrator gives `override_reason`, which is audited."""
+        path = f"{self._base}/merge-requests/{int(number)}/merge"
+        body = _options(override_reason=override_reason)
+        return self._send(Call("POST", path, json=body, read=_reader(m.MergeRequest)))
+
+    @operation("POST /api/v1/catalogs/{catalog}/merge-requests/{number}/close")
+    def close_merge_request(self, number: int) -> m.MergeRequest:
+        """Closes the request without merging it."""
+        path = f"{self._base}/merge-requests/{int(number)}/close"
+        return self._send(Call("POST", path, read=_reader(m.MergeRequest)))
+
     @operation("POST /api/v1/catalogs/{catalog}/maintenance/remove-orphan-files")
     def remove_orphan_files(
         self,
@@ -497,6 +572,11 @@ def _webhook_filter(
 def _retention(body: Dict[str, Any]) -> Optional[m.Retention]:
     policy = body.get("retention")
     return None if policy is None else m.Retention.model_validate(policy)
+
+
+def _protection(body: Dict[str, Any]) -> Optional[m.Protection]:
+    protection = body.get("protection")
+    return None if protection is None else m.Protection.model_validate(protection)
 
 
 def _filters(**params: Any) -> Dict[str, Any]:

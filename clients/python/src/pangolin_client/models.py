@@ -275,6 +275,66 @@ class Retention(Model):
     branches: List[BranchRetention] = []
 
 
+class ProtectionRule(Model):
+    """Branches matching `branch` change only through merge requests whose `checks` passed."""
+
+    branch: str
+    checks: List[Dict[str, Any]] = []
+
+
+class Protection(Model):
+    """A catalog's protected branches: the first rule matching a branch applies."""
+
+    rules: List[ProtectionRule]
+
+
+class CheckResult(Model):
+    """One check's outcome: the check as its rule states it, and why it failed."""
+
+    check: Dict[str, Any]
+    passed: bool
+    messages: List[str] = []
+
+
+class CheckRun(Model):
+    """The latest run of a request's checks: `verdict` is `passed`, `failed`, `conflicted`
+    or `up-to-date`; `merge_commit` is what a merge lands."""
+
+    verdict: str
+    source_head: str
+    target_head: str
+    merge_commit: Optional[str] = None
+    checks: List[CheckResult] = []
+    conflicts: List[str] = []
+    changed_keys: int
+    ran_by: str
+    ran_at: datetime
+
+
+class MergedBy(Model):
+    commit: str
+    by: str
+    at: datetime
+    overridden: Optional[str] = None
+
+
+class MergeRequest(Model):
+    """A request to merge `source` into `target`; `state` is `open`, `merged` or `closed`."""
+
+    number: int
+    title: str
+    description: Optional[str] = None
+    source: str
+    target: str
+    state: str
+    author: str
+    created_at: datetime
+    updated_at: datetime
+    checks: Optional[CheckRun] = None
+    merged: Optional[MergedBy] = None
+    closed_by: Optional[str] = None
+
+
 class Orphan(Model):
     """A file no table or view in the catalog's history references."""
 
