@@ -35,6 +35,7 @@ Examples:
   pangolin diff main dev
   pangolin merge dev --dry-run
   pangolin merge dev
+  pangolin mr create dev -t 'Q3 restatement'       # a merge request, checked before it lands
   pangolin audit log --action auth.login
 
 Every command but `serve` and `bundle verify` talks to a server and takes these options

@@ -21,6 +21,7 @@ mod login_oidc;
 mod ls;
 mod maintenance;
 mod merge;
+mod mr;
 mod output;
 mod profile;
 mod refs;
@@ -84,6 +85,8 @@ enum Command {
     CherryPick(merge::CherryPickArgs),
     /// Undo a commit on a branch with a new commit.
     Revert(merge::RevertArgs),
+    /// Open, check, merge and close merge requests.
+    Mr(mr::MrArgs),
     /// Read and verify the audit log.
     Audit(audit::AuditArgs),
     /// Administer tenants, warehouses, catalogs, users, service users, API keys and roles.
@@ -141,6 +144,7 @@ async fn run(command: Command) -> Result<()> {
         Command::Merge(args) => merge::merge(args).await,
         Command::CherryPick(args) => merge::cherry_pick(args).await,
         Command::Revert(args) => merge::revert(args).await,
+        Command::Mr(args) => mr::run(args).await,
         Command::Export(args) => bundle::export(args).await,
         Command::Import(args) => bundle::import(args).await,
         Command::Bundle(args) => bundle::verify_command(args),

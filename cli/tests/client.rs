@@ -4,78 +4,9 @@
 
 mod common;
 
-use common::{Run, Server, free_port, http, pangolin, start_anywhere};
+use common::setup::setup;
+use common::{free_port, pangolin};
 use serde_json::{Value, json};
-use tempfile::TempDir;
-
-/// A server with a fresh data directory, and a fresh configuration directory for the client.
-struct Setup {
-    port: u16,
-    config: TempDir,
-    _data: TempDir,
-    _server: Server,
-}
-
-fn setup() -> Setup {
-    let data = tempfile::tempdir().unwrap();
-    let (server, port) = start_anywhere(data.path());
-    Setup {
-        port,
-        config: tempfile::tempdir().unwrap(),
-        _data: data,
-        _server: server,
-    }
-}
-
-impl Setup {
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// The client, told the server through `PANGOLIN_SERVER`.
-    fn run(&self, args: &[&str]) -> Run {
-        pangolin(self.config.path(), Some(&self.url()), args)
-    }
-
-    /// An Iceberg REST call that must succeed.
-    fn iceberg(&self, method: &str, path: &str, body: Value) {
-        let (status, answer) = http(self.port, method, path, Some(&body.to_string()));
-        assert!(
-            (200..300).contains(&status),
-            "{method} {path}: {status} {answer}"
-        );
-    }
-
-    fn create_namespace(&self, prefix: &str, name: &str) {
-        self.iceberg(
-            "POST",
-            &format!("/v1/{prefix}/namespaces"),
-            json!({"namespace": [name]}),
-        );
-    }
-
-    /// One commit on the branch of `prefix` (`default` is main, `default@dev` is dev).
-    fn set_property(&self, prefix: &str, namespace: &str, key: &str, value: &str) {
-        self.iceberg(
-            "POST",
-            &format!("/v1/{prefix}/namespaces/{namespace}/properties"),
-            json!({"updates": {key: value}}),
-        );
-    }
-
-    /// Where a reference points, through the API (not the client under test).
-    fn head(&self, reference: &str) -> String {
-        let (status, body) = http(
-            self.port,
-            "GET",
-            &format!("/api/v1/catalogs/default/refs/{reference}"),
-            None,
-        );
-        assert_eq!(status, 200, "{body}");
-        let body: Value = serde_json::from_str(&body).unwrap();
-        body["hash"].as_str().unwrap().to_owned()
-    }
-}
 
 fn is_short_hash(word: &str) -> bool {
     word.len() == 12 && word.chars().all(|c| c.is_ascii_hexdigit())
@@ -108,6 +39,7 @@ fn help_explains_usage_with_examples_and_exit_codes() {
         &["merge", "--help"],
         &["cherry-pick", "--help"],
         &["revert", "--help"],
+        &["mr", "--help"],
     ] {
         let help = pangolin(config.path(), None, command).success();
         assert!(

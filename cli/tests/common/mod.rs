@@ -2,6 +2,8 @@
 //! fresh data directory, and plain HTTP/1.1 requests to it.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub(crate) mod setup;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
