@@ -431,7 +431,8 @@ fn table_prefixes(warehouse: &Warehouse, metadata: &TableMetadata) -> Vec<S3Pref
 }
 
 /// What `grant` gives: read-write to a table's creator, or when the caller may write the
-/// table at a branch head `at` names; else read.
+/// table at a branch head `at` names and the branch is not protected (its changes land
+/// through merge requests, so nobody writes its files directly); else read.
 async fn access(
     state: &AppState,
     (catalog, key, at): (&Catalog, &ContentKey, &RefSpec),
@@ -447,6 +448,9 @@ async fn access(
     let Some(branch) = catalog.resolve(at).await?.writable_branch else {
         return Ok(Access::Read);
     };
+    if catalog.check_unprotected(&branch).is_err() {
+        return Ok(Access::Read);
+    }
     let writes = state
         .security
         .allows(

@@ -417,6 +417,22 @@ async fn engines_get_credentials_for_their_table_at_their_privileges() {
     let text = audit.to_string();
     assert!(!text.contains("vended-secret") && !text.contains("vended-token"));
     assert!(!text.contains(&keys.1));
+
+    // On a protected branch, changes land through merge requests: a writer reads only.
+    let (status, body) = env
+        .call(
+            &root,
+            Method::PUT,
+            "/api/v1/catalogs/vend/protection",
+            Some(json!({"rules": [{"branch": "main"}]})),
+            false,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let table = "/v1/vend/namespaces/db/tables/t";
+    let (status, body) = env.call(&writer, Method::GET, table, None, true).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["config"]["s3.access-key-id"], read_key);
 }
 
 /// Azurite's account and its well-known development key.
