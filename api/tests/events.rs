@@ -10,7 +10,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use common::secured::{PASSWORD, secured, send_as, sign_in};
-use common::{TestApp, call, send};
+use common::{TestApp, call, create_namespace, send};
 use futures::StreamExt;
 use pangolin_catalog::authz::{BranchPattern, Grant, Privilege, Resource, Role};
 use pangolin_identity::ManualClock;
@@ -19,17 +19,6 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 const SCHEMA: &str = r#"{"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": false}]}"#;
-
-async fn create_namespace(app: &axum::Router, name: &str) {
-    let (status, body) = call(
-        app,
-        Method::POST,
-        "/v1/lake/namespaces",
-        Some(json!({"namespace": [name]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-}
 
 async fn create_table(app: &axum::Router, namespace: &str, name: &str) -> Value {
     let schema: Value = serde_json::from_str(SCHEMA).unwrap();
@@ -78,7 +67,7 @@ fn types(page: &Value) -> Vec<String> {
 #[tokio::test]
 async fn pages_of_events_say_what_changed_and_resume_after_a_cursor() {
     let app = TestApp::new().await;
-    create_namespace(&app.app, "db").await;
+    create_namespace(&app.app, "lake", "db").await;
     let table = create_table(&app.app, "db", "orders").await;
     let (status, page) = events(&app.app, "").await;
     assert_eq!(status, StatusCode::OK, "{page}");
@@ -181,7 +170,7 @@ async fn a_long_poll_answers_as_soon_as_a_change_lands() {
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!waiting.is_finished(), "it waits for a change");
-    create_namespace(&app.app, "db").await;
+    create_namespace(&app.app, "lake", "db").await;
     let (status, page) = tokio::time::timeout(Duration::from_secs(20), waiting)
         .await
         .expect("the change ends the wait")
@@ -225,7 +214,7 @@ async fn read_sse(body: Body, count: usize) -> Vec<(String, String, Value)> {
 #[tokio::test]
 async fn the_stream_sends_events_as_they_land_and_resumes_from_the_last_id() {
     let app = TestApp::new().await;
-    create_namespace(&app.app, "db").await;
+    create_namespace(&app.app, "lake", "db").await;
     let request = Request::get("/api/v1/catalogs/lake/events/stream")
         .body(Body::empty())
         .unwrap();
@@ -250,7 +239,7 @@ async fn the_stream_sends_events_as_they_land_and_resumes_from_the_last_id() {
     }
 
     // Reconnecting with the last id seen continues after it.
-    create_namespace(&app.app, "more").await;
+    create_namespace(&app.app, "lake", "more").await;
     let request = Request::get("/api/v1/catalogs/lake/events/stream")
         .header("last-event-id", seen[1].0.as_str())
         .body(Body::empty())

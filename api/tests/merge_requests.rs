@@ -8,7 +8,7 @@ mod common;
 
 use axum::http::{Method, StatusCode};
 use common::receiver::{Mode, Receiver};
-use common::{TestApp, call};
+use common::{TestApp, call, create_namespace};
 use pangolin_catalog::webhooks::SigningSecret;
 use serde_json::{Value, json};
 
@@ -27,16 +27,6 @@ async fn branch(app: &axum::Router, name: &str) {
         Method::POST,
         "/api/v1/catalogs/lake/refs",
         Some(json!({"name": name, "type": "branch", "from": "main"})),
-    )
-    .await;
-}
-
-async fn namespace(app: &axum::Router, at: &str, name: &str) {
-    ok(
-        app,
-        Method::POST,
-        &format!("/v1/lake%40{at}/namespaces"),
-        Some(json!({"namespace": [name]})),
     )
     .await;
 }
@@ -81,7 +71,7 @@ async fn a_protected_branch_changes_only_through_requests_whose_checks_passed() 
     let test = TestApp::new().await;
     let app = &test.app;
     branch(app, "dev").await;
-    namespace(app, "dev", "sales").await;
+    create_namespace(app, "lake%40dev", "sales").await;
     protect(
         app,
         json!([{"kind": "forbid", "types": ["drop-namespace"]}]),
@@ -153,7 +143,7 @@ async fn a_protected_branch_changes_only_through_requests_whose_checks_passed() 
 async fn a_failing_check_blocks_the_merge_until_an_audited_override() {
     let test = TestApp::new().await;
     let app = &test.app;
-    namespace(app, "main", "legacy").await;
+    create_namespace(app, "lake", "legacy").await;
     branch(app, "dev").await;
     ok(
         app,
@@ -222,8 +212,8 @@ async fn a_target_that_moved_makes_the_merge_run_the_checks_again() {
     let app = &test.app;
     branch(app, "one").await;
     branch(app, "two").await;
-    namespace(app, "one", "a").await;
-    namespace(app, "two", "b").await;
+    create_namespace(app, "lake%40one", "a").await;
+    create_namespace(app, "lake%40two", "b").await;
     protect(app, json!([])).await;
     let first = open_request(app, "one", "a").await;
     let second = open_request(app, "two", "b").await;
@@ -289,7 +279,7 @@ async fn webhook_checks_are_signed_and_decide() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     protect(app, json!([{"kind": "webhook", "webhook": id}])).await;
     branch(app, "dev").await;
-    namespace(app, "dev", "sales").await;
+    create_namespace(app, "lake%40dev", "sales").await;
     let number = open_request(app, "dev", "add sales").await;
 
     let failed = ok(

@@ -10,23 +10,12 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use common::receiver::{Mode, Receiver, quick, until};
-use common::{TestApp, call};
+use common::{TestApp, call, create_namespace};
 use pangolin_api::webhooks::Deliverer;
 use pangolin_catalog::webhooks::SigningSecret;
 use serde_json::{Value, json};
 
 const HOOKS: &str = "/api/v1/catalogs/lake/webhooks";
-
-async fn create_namespace(app: &axum::Router, name: &str) {
-    let (status, body) = call(
-        app,
-        Method::POST,
-        "/v1/lake/namespaces",
-        Some(json!({"namespace": [name]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-}
 
 async fn subscribe(app: &axum::Router, body: Value) -> Value {
     let (status, answer) = call(app, Method::POST, HOOKS, Some(body)).await;
@@ -62,7 +51,7 @@ fn namespace_of(received: &common::receiver::Received) -> String {
 async fn deliveries_are_signed_cloudevents_in_commit_order() {
     let app = TestApp::new().await;
     let receiver = Receiver::start(Mode::Accept).await;
-    create_namespace(&app.app, "before").await;
+    create_namespace(&app.app, "lake", "before").await;
     let created = subscribe(
         &app.app,
         json!({"url": receiver.url, "description": "lake changes"}),
@@ -75,7 +64,7 @@ async fn deliveries_are_signed_cloudevents_in_commit_order() {
     Deliverer::new(app.state.clone(), quick()).spawn();
     let names: Vec<String> = (0..5).map(|i| format!("n{i}")).collect();
     for name in &names {
-        create_namespace(&app.app, name).await;
+        create_namespace(&app.app, "lake", name).await;
     }
     until("five deliveries", || receiver.delivered().len() >= 5).await;
     let delivered = receiver.delivered();
@@ -162,8 +151,8 @@ async fn failed_deliveries_are_retried_with_the_same_id() {
         .unwrap()
         .to_owned();
     Deliverer::new(app.state.clone(), quick()).spawn();
-    create_namespace(&app.app, "a").await;
-    create_namespace(&app.app, "b").await;
+    create_namespace(&app.app, "lake", "a").await;
+    create_namespace(&app.app, "lake", "b").await;
     until("both delivered", || receiver.delivered().len() == 2).await;
     let received = receiver.received();
     let statuses: Vec<u16> = received.iter().map(|r| r.status).collect();
@@ -226,14 +215,14 @@ async fn events_past_the_last_attempt_become_dead_letters() {
         .unwrap()
         .to_owned();
     Deliverer::new(app.state.clone(), quick()).spawn();
-    create_namespace(&app.app, "lost").await;
+    create_namespace(&app.app, "lake", "lost").await;
     until_state(&app.app, &id, "a dead letter", |w| {
         w["delivery"]["dead-letters"] == 1
     })
     .await;
     assert_eq!(receiver.received().len(), 3, "three attempts");
     receiver.set(Mode::Accept);
-    create_namespace(&app.app, "kept").await;
+    create_namespace(&app.app, "lake", "kept").await;
     until("the next event delivered", || {
         !receiver.delivered().is_empty()
     })
@@ -268,10 +257,10 @@ async fn a_hanging_endpoint_holds_back_no_commit() {
     let mut settings = quick();
     settings.timeout = Duration::from_secs(120);
     Deliverer::new(app.state.clone(), settings).spawn();
-    create_namespace(&app.app, "first").await;
+    create_namespace(&app.app, "lake", "first").await;
     until("the first delivery hangs", || receiver.hanging() == 1).await;
     for i in 0..20 {
-        create_namespace(&app.app, &format!("n{i}")).await;
+        create_namespace(&app.app, "lake", &format!("n{i}")).await;
     }
     assert_eq!(
         receiver.hanging(),
@@ -295,7 +284,7 @@ async fn two_servers_deliver_each_event_once() {
     Deliverer::new(app.state.clone(), quick()).spawn();
     Deliverer::new(app.state.clone(), quick()).spawn();
     for i in 0..30 {
-        create_namespace(&app.app, &format!("n{i}")).await;
+        create_namespace(&app.app, "lake", &format!("n{i}")).await;
     }
     until("thirty deliveries", || receiver.delivered().len() >= 30).await;
     // Give a second deliverer time to send anything twice.
@@ -312,8 +301,8 @@ async fn two_servers_deliver_each_event_once() {
 async fn filters_pick_the_events_delivered() {
     let app = TestApp::new().await;
     let receiver = Receiver::start(Mode::Accept).await;
-    create_namespace(&app.app, "sales").await;
-    create_namespace(&app.app, "hr").await;
+    create_namespace(&app.app, "lake", "sales").await;
+    create_namespace(&app.app, "lake", "hr").await;
     subscribe(
         &app.app,
         json!({"url": receiver.url, "filter": {"types": ["create-namespace"], "prefix": ["sales"]}}),
@@ -363,7 +352,7 @@ async fn filters_pick_the_events_delivered() {
 async fn from_the_start_disabled_and_enabled_again() {
     let app = TestApp::new().await;
     let receiver = Receiver::start(Mode::Accept).await;
-    create_namespace(&app.app, "old").await;
+    create_namespace(&app.app, "lake", "old").await;
     let id = subscribe(&app.app, json!({"url": receiver.url, "after": "0"})).await["id"]
         .as_str()
         .unwrap()
@@ -379,7 +368,7 @@ async fn from_the_start_disabled_and_enabled_again() {
     assert_eq!(body["enabled"], false);
     assert!(body.get("secret").is_none());
     Deliverer::new(app.state.clone(), quick()).spawn();
-    create_namespace(&app.app, "while-off").await;
+    create_namespace(&app.app, "lake", "while-off").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         receiver.received().is_empty(),

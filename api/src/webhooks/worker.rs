@@ -151,6 +151,20 @@ impl Worker {
         }
     }
 
+    /// Saves the state, then goes on delivering, or stops when another server took over.
+    async fn save_and_go_on(
+        &self,
+        subscription: &Subscription,
+        version: &mut u64,
+        delivery: &DeliveryState,
+    ) -> Result<Next, RoundError> {
+        Ok(if self.save(subscription, version, delivery).await? {
+            Next::Continue
+        } else {
+            Next::Stop
+        })
+    }
+
     async fn round(&mut self) -> Result<Next, RoundError> {
         if !self.hold().await? {
             return Ok(Next::Stop);
@@ -199,16 +213,18 @@ impl Worker {
                 metrics::counter!("pangolin_webhook_events_skipped_total").increment(1);
                 delivery.after = Some(Cursor::end_of(sequence).to_string());
                 delivery.retry = None;
-                let saved = self.save(&subscription, &mut version, &delivery).await?;
-                return Ok(if saved { Next::Continue } else { Next::Stop });
+                return self
+                    .save_and_go_on(&subscription, &mut version, &delivery)
+                    .await;
             }
             Err(e) => return Err(e.into()),
         };
         if page.events.is_empty() {
             if page.cursor.is_some() && page.cursor != after {
                 delivery.after = page.cursor.map(|c| c.to_string());
-                let saved = self.save(&subscription, &mut version, &delivery).await?;
-                return Ok(if saved { Next::Continue } else { Next::Stop });
+                return self
+                    .save_and_go_on(&subscription, &mut version, &delivery)
+                    .await;
             }
             return Ok(Next::Wait(self.settings.poll));
         }
@@ -294,8 +310,9 @@ impl Worker {
                         next_at: Timestamp::from_millis(at.as_millis().saturating_add(wait)),
                         last_error: error,
                     });
-                    let saved = self.save(&subscription, &mut version, &delivery).await?;
-                    return Ok(if saved { Next::Continue } else { Next::Stop });
+                    return self
+                        .save_and_go_on(&subscription, &mut version, &delivery)
+                        .await;
                 }
             }
             delivery.after = Some(view.cursor);

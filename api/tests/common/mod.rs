@@ -193,6 +193,22 @@ pub async fn send_form(
     (status, headers, value)
 }
 
+/// Creates namespace `name` at the catalog prefix `prefix` (`lake`, `lake%40dev`), which
+/// must succeed.
+pub async fn create_namespace(app: &axum::Router, prefix: &str, name: &str) {
+    let (status, body) = call(
+        app,
+        axum::http::Method::POST,
+        &format!("/v1/{prefix}/namespaces"),
+        Some(serde_json::json!({"namespace": [name]})),
+    )
+    .await;
+    assert!(
+        status.is_success(),
+        "creating namespace {name}: {status} {body}"
+    );
+}
+
 /// [`send`] with a JSON body and no extra headers, for the status and body.
 pub async fn call(
     app: &axum::Router,

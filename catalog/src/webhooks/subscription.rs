@@ -494,30 +494,15 @@ impl Webhooks {
         catalog: &Name,
         id: &str,
     ) -> Result<(), DeleteWebhookError> {
-        let current = self.get(tenant, catalog, id).await?;
+        // Checked first so an unknown or malformed id is `NotFound`; a delete wins over an
+        // update made meanwhile.
+        self.get(tenant, catalog, id).await?;
         let key = subscription_key(tenant, catalog, id);
-        match records::delete(self.records(), &key, current.version).await {
-            Ok(()) => {}
-            Err(PutError::Mismatch { actual: None }) => {
-                return Err(DeleteWebhookError::NotFound {
-                    catalog: catalog.to_string(),
-                    id: id.to_owned(),
-                });
-            }
-            // Changed meanwhile: delete what is there now; a delete wins over an update.
-            Err(PutError::Mismatch { actual: Some(v) }) => {
-                match records::delete(self.records(), &key, v).await {
-                    Ok(()) | Err(PutError::Mismatch { actual: None }) => {}
-                    Err(PutError::Mismatch { .. }) => {
-                        return Err(RecordsError::Contended {
-                            key: key.to_string(),
-                        }
-                        .into());
-                    }
-                    Err(PutError::Records(e)) => return Err(e.into()),
-                }
-            }
-            Err(PutError::Records(e)) => return Err(e.into()),
+        if !records::delete_if_there(self.records(), &key).await? {
+            return Err(DeleteWebhookError::NotFound {
+                catalog: catalog.to_string(),
+                id: id.to_owned(),
+            });
         }
         delivery::forget(self.records(), tenant, catalog, id).await?;
         Ok(())
