@@ -368,10 +368,7 @@ fn print_checks(ctx: &Context, request: &Value) {
         } else {
             ctx.style.paint(Paint::Red, "FAIL")
         };
-        println!(
-            "  {mark}  {}",
-            describe(check.get("check").unwrap_or(&Value::Null))
-        );
+        println!("  {mark}  {}", text(&check, "description"));
         for message in check
             .get("messages")
             .and_then(Value::as_array)
@@ -382,21 +379,4 @@ fn print_checks(ctx: &Context, request: &Value) {
             println!("        {message}");
         }
     }
-}
-
-/// A check in a few words: its kind and what it applies to.
-fn describe(check: &Value) -> String {
-    let mut words = vec![text(check, "kind").to_owned()];
-    if let Some(types) = check.get("types").and_then(Value::as_array) {
-        let types: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
-        words.push(types.join(","));
-    }
-    if let Some(webhook) = check.get("webhook").and_then(Value::as_str) {
-        words.push(format!("webhook {webhook}"));
-    }
-    if let Some(prefix) = check.get("prefix").and_then(Value::as_array) {
-        let levels: Vec<&str> = prefix.iter().filter_map(Value::as_str).collect();
-        words.push(format!("under {}", levels.join(".")));
-    }
-    words.join(" ")
 }

@@ -174,6 +174,8 @@ pub struct CheckResultView {
     /// The check as its rule states it.
     #[schema(value_type = Object)]
     pub check: serde_json::Value,
+    /// The check in a few words (`forbid drop-table under sales`).
+    pub description: String,
     pub passed: bool,
     pub messages: Vec<String>,
 }
@@ -240,6 +242,7 @@ fn run_view(run: &CheckRun) -> CheckRunView {
             .iter()
             .map(|c| CheckResultView {
                 check: serde_json::to_value(&c.check).unwrap_or_default(),
+                description: c.check.describe(),
                 passed: c.passed,
                 messages: c.messages.clone(),
             })
@@ -695,13 +698,7 @@ fn merge_error(error: MergeRequestError) -> ApiError {
                 .iter()
                 .flat_map(|run| run.checks.iter())
                 .filter(|c| !c.passed)
-                .map(|c| {
-                    let kind = serde_json::to_value(&c.check)
-                        .ok()
-                        .and_then(|v| v.get("kind").and_then(|k| k.as_str().map(str::to_owned)))
-                        .unwrap_or_default();
-                    format!("{kind}: {}", c.messages.join("; "))
-                })
+                .map(|c| format!("{}: {}", c.check.describe(), c.messages.join("; ")))
                 .collect();
             ApiError::new(
                 StatusCode::CONFLICT,

@@ -297,6 +297,42 @@ pub static ROUTES: &[Route] = &[
     route("POST", "/ui/catalogs/{catalog}/merge", "ui.merge", Handler),
     route("POST", "/ui/catalogs/{catalog}/pick", "ui.pick", Handler),
     route(
+        "GET",
+        "/ui/catalogs/{catalog}/merge-requests",
+        "ui.merge-requests",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/ui/catalogs/{catalog}/merge-requests",
+        "ui.merge-request-create",
+        Handler,
+    ),
+    route(
+        "GET",
+        "/ui/catalogs/{catalog}/merge-requests/{number}",
+        "ui.merge-request",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/ui/catalogs/{catalog}/merge-requests/{number}/checks",
+        "ui.merge-request-checks",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/ui/catalogs/{catalog}/merge-requests/{number}/merge",
+        "ui.merge-request-merge",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/ui/catalogs/{catalog}/merge-requests/{number}/close",
+        "ui.merge-request-close",
+        PathOrBelow(Read, Catalog),
+    ),
+    route(
         "POST",
         "/api/v1/catalogs",
         "catalog.create",

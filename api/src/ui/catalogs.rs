@@ -73,7 +73,8 @@ pub async fn refs(
         nav aria-label="Catalog" {
             a href={ (base) "/log" } { "Commit log" } " · "
             a href={ (base) "/entries" } { "Browse" } " · "
-            a href={ (base) "/compare" } { "Compare and merge" }
+            a href={ (base) "/compare" } { "Compare and merge" } " · "
+            a href={ (base) "/merge-requests" } { "Merge requests" }
         }
         h2 { "Branches and tags" }
         @if list.refs.is_empty() {

@@ -11,6 +11,7 @@ pub mod catalogs;
 pub mod history;
 pub mod manage;
 pub mod merge;
+pub mod merge_requests;
 pub mod provider_session;
 pub mod provider_sign_in;
 pub mod session;
@@ -88,6 +89,26 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/catalogs/{catalog}/compare", get(merge::compare))
         .route("/ui/catalogs/{catalog}/merge", post(merge::merge))
         .route("/ui/catalogs/{catalog}/pick", post(merge::pick))
+        .route(
+            "/ui/catalogs/{catalog}/merge-requests",
+            get(merge_requests::list).post(merge_requests::create),
+        )
+        .route(
+            "/ui/catalogs/{catalog}/merge-requests/{number}",
+            get(merge_requests::show),
+        )
+        .route(
+            "/ui/catalogs/{catalog}/merge-requests/{number}/checks",
+            post(merge_requests::run_checks),
+        )
+        .route(
+            "/ui/catalogs/{catalog}/merge-requests/{number}/merge",
+            post(merge_requests::merge),
+        )
+        .route(
+            "/ui/catalogs/{catalog}/merge-requests/{number}/close",
+            post(merge_requests::close),
+        )
 }
 
 async fn style() -> Response {

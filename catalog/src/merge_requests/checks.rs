@@ -116,6 +116,24 @@ impl CheckSpec {
         }
     }
 
+    /// The check in a few words, for people: `forbid drop-table under sales`.
+    pub fn describe(&self) -> String {
+        let under = |prefix: &Option<Vec<String>>| {
+            prefix
+                .as_ref()
+                .map_or_else(String::new, |levels| format!(" under {}", levels.join(".")))
+        };
+        match self {
+            Self::NoDroppedColumns { prefix } => format!("no-dropped-columns{}", under(prefix)),
+            Self::NoLostRows { prefix } => format!("no-lost-rows{}", under(prefix)),
+            Self::Forbid { types, prefix } => {
+                let types: Vec<&str> = types.iter().map(String::as_str).collect();
+                format!("forbid {}{}", types.join(", "), under(prefix))
+            }
+            Self::Webhook { webhook } => format!("webhook {webhook}"),
+        }
+    }
+
     /// The webhook subscription this check asks, if it is a webhook check.
     pub fn webhook(&self) -> Option<&str> {
         match self {

@@ -292,6 +292,7 @@ class CheckResult(Model):
     """One check's outcome: the check as its rule states it, and why it failed."""
 
     check: Dict[str, Any]
+    description: str
     passed: bool
     messages: List[str] = []
 
