@@ -1211,6 +1211,20 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             ADMINS,
         ),
         case(
+            "DELETE",
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}",
+            "/api/v1/catalogs/lake/webhooks/0123456789abcdef0123456789abcdef/dead-letters/3.0",
+            None,
+            ADMINS,
+        ),
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}/redeliver",
+            "/api/v1/catalogs/lake/webhooks/0123456789abcdef0123456789abcdef/dead-letters/3.0/redeliver",
+            None,
+            ADMINS,
+        ),
+        case(
             "GET",
             "/api/v1/catalogs/{catalog}/protection",
             "/api/v1/catalogs/lake/protection",

@@ -247,6 +247,43 @@ async fn events_past_the_last_attempt_become_dead_letters() {
         w["delivery"]["delivered"] == 1
     })
     .await;
+
+    // Sent again by hand: the same body and id, signed afresh; delivered, it is gone.
+    let event = letters[0]["event"].as_str().unwrap().to_owned();
+    let redeliver = format!("{HOOKS}/{id}/dead-letters/{event}/redeliver");
+    receiver.set(Mode::AlwaysFail);
+    let (status, failed) = call(&app.app, Method::POST, &redeliver, None).await;
+    assert_eq!(status, StatusCode::OK, "{failed}");
+    assert_eq!(failed["delivered"], false);
+    assert_eq!(failed["status"], 500);
+    receiver.set(Mode::Accept);
+    let (status, sent) = call(&app.app, Method::POST, &redeliver, None).await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    assert_eq!(sent["delivered"], true, "{sent}");
+    let again = receiver.delivered().last().cloned().unwrap();
+    assert_eq!(again.id, event);
+    assert_eq!(namespace_of(&again), "lost");
+    let (_, dead) = call(
+        &app.app,
+        Method::GET,
+        &format!("{HOOKS}/{id}/dead-letters"),
+        None,
+    )
+    .await;
+    assert_eq!(dead["dead-letters"], json!([]));
+    let (status, _) = call(&app.app, Method::POST, &redeliver, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let discard = format!("{HOOKS}/{id}/dead-letters/{event}");
+    let (status, _) = call(&app.app, Method::DELETE, &discard, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = call(
+        &app.app,
+        Method::DELETE,
+        &format!("{HOOKS}/{id}/dead-letters/not-a-cursor"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]

@@ -136,6 +136,12 @@ def test_failures_are_retried_then_dead_lettered(client):
         assert letter.attempts == 2 and "500" in letter.last_error
         assert letter.body["data"]["identifier"] == [namespace]
         assert len(broken.received) == 2
+        again = client.redeliver_dead_letter(dead.id, letter.event)
+        assert not again.delivered and again.status == 500 and len(broken.received) == 3
+        broken.fail = 0
+        assert client.redeliver_dead_letter(dead.id, letter.event).delivered
+        assert broken.delivered()[-1][0]["webhook-id"] == letter.event
+        assert list(client.webhook_dead_letters(dead.id)) == []
         with pytest.raises(BadRequestError, match="max-attempts"):
             client.update_webhook(dead.id, max_attempts=0)
         assert not client.update_webhook(dead.id, enabled=False).enabled

@@ -85,6 +85,14 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters",
             get(webhooks::dead_letters),
         )
+        .route(
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}",
+            axum::routing::delete(webhooks::discard_dead_letter),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}/redeliver",
+            post(webhooks::redeliver),
+        )
         .route("/api/v1/catalogs/{catalog}/entries", get(history::entries))
         .route("/api/v1/catalogs/{catalog}/merge", post(merge::merge))
         .route(

@@ -45,6 +45,8 @@ use super::{
         webhooks::delete,
         webhooks::attempts,
         webhooks::dead_letters,
+        webhooks::redeliver,
+        webhooks::discard_dead_letter,
         merge::merge,
         merge::cherry_pick,
         merge::revert,

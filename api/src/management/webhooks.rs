@@ -577,3 +577,109 @@ pub async fn dead_letters(
         next_page_token,
     }))
 }
+
+/// The dead letter of `event`, or 404.
+async fn dead_letter_of(
+    scope: &Scope,
+    subscription: &Subscription,
+    event: &str,
+) -> Result<(Cursor, DeadLetter), ApiError> {
+    let missing = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchDeadLetterException",
+            format!(
+                "webhook `{}` has no dead letter for event `{}`",
+                subscription.id,
+                event.chars().take(64).collect::<String>()
+            ),
+        )
+    };
+    let cursor = event.parse::<Cursor>().map_err(|_| missing())?;
+    let letter = scope
+        .webhooks
+        .dead_letter(subscription, &cursor)
+        .await
+        .map_err(records_error)?
+        .ok_or_else(missing)?;
+    Ok((cursor, letter.value))
+}
+
+/// What sending a dead letter again came to.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub struct RedeliveryView {
+    /// The endpoint answered 2xx: the dead letter is gone.
+    pub delivered: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// Sends a dead letter's body to the webhook's endpoint again, signed with the webhook's
+/// current secret and with the event's cursor as `webhook-id` (so a receiver that saw it
+/// before can tell). Delivered, the dead letter is removed; otherwise it stays. The answer is
+/// `200` either way and says what the endpoint did.
+#[utoipa::path(post,
+    path = "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}/redeliver",
+    tag = "webhooks",
+    params(("catalog" = String, Path), ("webhook" = String, Path), ("event" = String, Path)),
+    responses((status = 200, body = RedeliveryView), (status = 404)))]
+pub async fn redeliver(
+    State(state): State<AppState>,
+    PathParams((catalog, id, event)): PathParams<(String, String, String)>,
+) -> Result<Json<RedeliveryView>, ApiError> {
+    let scope = scope(&state, &catalog).await?;
+    let subscription = scope.get(&id).await?.value;
+    let (cursor, letter) = dead_letter_of(&scope, &subscription, &event).await?;
+    let secret = scope
+        .webhooks
+        .secret(&subscription)
+        .map_err(|e| ApiError::internal(&e))?;
+    let client = crate::webhooks::client(crate::webhooks::WebhookSettings::default().timeout);
+    let sent = crate::webhooks::send(
+        &client,
+        &subscription.url,
+        &secret,
+        &letter.event,
+        Timestamp::now().as_millis().div_euclid(1000),
+        letter.body.into_bytes(),
+    )
+    .await;
+    if sent.delivered() {
+        scope
+            .webhooks
+            .remove_dead_letter(&subscription, &cursor)
+            .await
+            .map_err(records_error)?;
+    }
+    Ok(Json(RedeliveryView {
+        delivered: sent.delivered(),
+        status: sent.status,
+        error: sent.error,
+        duration_ms: u64::try_from(sent.took.as_millis()).unwrap_or(u64::MAX),
+    }))
+}
+
+/// Discards a dead letter (handled some other way).
+#[utoipa::path(delete,
+    path = "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}",
+    tag = "webhooks",
+    params(("catalog" = String, Path), ("webhook" = String, Path), ("event" = String, Path)),
+    responses((status = 204), (status = 404)))]
+pub async fn discard_dead_letter(
+    State(state): State<AppState>,
+    PathParams((catalog, id, event)): PathParams<(String, String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let scope = scope(&state, &catalog).await?;
+    let subscription = scope.get(&id).await?.value;
+    let (cursor, _) = dead_letter_of(&scope, &subscription, &event).await?;
+    scope
+        .webhooks
+        .remove_dead_letter(&subscription, &cursor)
+        .await
+        .map_err(records_error)?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -447,6 +447,18 @@ pub static ROUTES: &[Route] = &[
         Path(ManageCatalogs, Catalog),
     ),
     route(
+        "DELETE",
+        "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}",
+        "webhook.discard-dead-letter",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}/redeliver",
+        "webhook.redeliver",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
         "GET",
         "/api/v1/catalogs/{catalog}/commits/{reference}",
         "commit.get",

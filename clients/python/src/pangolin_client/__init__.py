@@ -53,6 +53,7 @@ from .models import (
     Orphan,
     Protection,
     ProtectionRule,
+    Redelivery,
     Ref,
     ResolvedRef,
     Retention,
@@ -139,4 +140,5 @@ __all__ = [
     "MergedBy",
     "Protection",
     "ProtectionRule",
+    "Redelivery",
 ]

@@ -444,6 +444,19 @@ class Versioning(_Resource):
         path = f"{self._base}/webhooks/{_seg(webhook_id)}/dead-letters"
         return self._admin_pages(path, "dead-letters", m.DeadLetter)
 
+    @operation("POST /api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}/redeliver")
+    def redeliver_dead_letter(self, webhook_id: str, event: str) -> m.Redelivery:
+        """Sends a dead letter's body to the webhook's endpoint again (same id, signed with the
+        current secret); delivered, the dead letter is removed. Says what the endpoint did."""
+        path = f"{self._base}/webhooks/{_seg(webhook_id)}/dead-letters/{_seg(event)}/redeliver"
+        return self._send(Call("POST", path, read=_reader(m.Redelivery)))
+
+    @operation("DELETE /api/v1/catalogs/{catalog}/webhooks/{webhook}/dead-letters/{event}")
+    def discard_dead_letter(self, webhook_id: str, event: str) -> None:
+        """Discards a dead letter handled some other way."""
+        path = f"{self._base}/webhooks/{_seg(webhook_id)}/dead-letters/{_seg(event)}"
+        return self._send(Call("DELETE", path, read=_nothing))
+
     # ---- protected branches and merge requests ----
 
     @operation("GET /api/v1/catalogs/{catalog}/protection")

@@ -275,6 +275,15 @@ class Retention(Model):
     branches: List[BranchRetention] = []
 
 
+class Redelivery(Model):
+    """What sending a dead letter again came to: `delivered` means it is gone."""
+
+    delivered: bool
+    status: Optional[int] = None
+    error: Optional[str] = None
+    duration_ms: int
+
+
 class ProtectionRule(Model):
     """Branches matching `branch` change only through merge requests whose `checks` passed."""
 
