@@ -31,6 +31,7 @@ mod session;
 mod show;
 mod tag;
 mod telemetry;
+mod webhook;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -87,6 +88,8 @@ enum Command {
     Revert(merge::RevertArgs),
     /// Open, check, merge and close merge requests.
     Mr(mr::MrArgs),
+    /// Subscribe endpoints to the catalog's events; see their delivery and dead letters.
+    Webhook(webhook::WebhookArgs),
     /// Read and verify the audit log.
     Audit(audit::AuditArgs),
     /// Administer tenants, warehouses, catalogs, users, service users, API keys and roles.
@@ -145,6 +148,7 @@ async fn run(command: Command) -> Result<()> {
         Command::CherryPick(args) => merge::cherry_pick(args).await,
         Command::Revert(args) => merge::revert(args).await,
         Command::Mr(args) => mr::run(args).await,
+        Command::Webhook(args) => webhook::run(args).await,
         Command::Export(args) => bundle::export(args).await,
         Command::Import(args) => bundle::import(args).await,
         Command::Bundle(args) => bundle::verify_command(args),

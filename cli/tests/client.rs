@@ -40,6 +40,7 @@ fn help_explains_usage_with_examples_and_exit_codes() {
         &["cherry-pick", "--help"],
         &["revert", "--help"],
         &["mr", "--help"],
+        &["webhook", "--help"],
     ] {
         let help = pangolin(config.path(), None, command).success();
         assert!(
