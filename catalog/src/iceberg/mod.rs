@@ -15,6 +15,7 @@ pub mod requirement;
 pub mod schema;
 pub mod sort;
 pub mod storage;
+pub mod table_merge;
 pub mod transform;
 pub mod types;
 pub mod update;
