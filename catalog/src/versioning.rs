@@ -5,15 +5,17 @@
 use std::collections::BTreeMap;
 
 use pangolin_merge::{
-    BranchTarget, CommitMeta as MergeMeta, LandError, Landed, MergeOptions, MergeOutcome,
-    PickOptions, PickOutcome, cherry_pick_onto_branch, merge_into_branch, revert_on_branch,
+    BranchTarget, CommitMeta as MergeMeta, ConflictKind, LandError, Landed, MergeOptions,
+    MergeOutcome, PickOptions, PickOutcome, Resolution, cherry_pick_onto_branch, merge_into_branch,
+    revert_on_branch,
 };
 use pangolin_refs::Reference;
-use pangolin_store::{ObjectId, Timestamp};
+use pangolin_store::{ContentKey, ObjectId, Timestamp};
 
 use crate::address::RefSpec;
 use crate::catalog::{Catalog, ResolveError};
 use crate::merge_requests::Protected;
+use crate::table_merge::{TableMerge, TableMergeError, is_same_table_changed};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeRefError {
@@ -25,6 +27,45 @@ pub enum MergeRefError {
     Resolve(#[from] ResolveError),
     #[error(transparent)]
     Land(#[from] LandError),
+    #[error(transparent)]
+    Table(#[from] TableMergeError),
+}
+
+/// Whether a merge looks inside Iceberg tables changed on both sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableMergeMode {
+    /// A table changed on both sides is a conflict, as any entry is.
+    #[default]
+    Off,
+    /// Changes that commute (appends, properties, added fields; see
+    /// [`crate::iceberg::table_merge`]) are merged into new table metadata; the rest stay
+    /// conflicts, each saying which change overlaps.
+    Auto,
+}
+
+/// One table whose changes on both sides were merged (or, in a dry run, would be).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedTable {
+    pub key: ContentKey,
+    /// What the merge did to the table, in words.
+    pub plan: Vec<String>,
+}
+
+/// A merge's outcome, and the tables it merged inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeReport {
+    pub landed: Landed<MergeOutcome>,
+    pub tables: Vec<MergedTable>,
+}
+
+/// The table conflicts of a merge looked into: resolutions for those that commute, and why
+/// the others overlap.
+struct Settled {
+    resolutions: std::collections::BTreeMap<ContentKey, Resolution>,
+    tables: Vec<MergedTable>,
+    overlaps: std::collections::BTreeMap<ContentKey, String>,
+    /// Conflicts no table merge can settle (other kinds, other content).
+    others: usize,
 }
 
 /// Who asks for a history operation, and what it says about it.
@@ -66,7 +107,6 @@ impl Catalog {
     }
 
     /// Merges what `source` names into branch `target`.
-    #[tracing::instrument(level = "debug", skip(self, options, request), fields(catalog = %self.name()))]
     pub async fn merge(
         &self,
         source: &RefSpec,
@@ -74,6 +114,22 @@ impl Catalog {
         options: &MergeOptions,
         request: &HistoryRequest,
     ) -> Result<Landed<MergeOutcome>, MergeRefError> {
+        self.merge_with(source, target, options, TableMergeMode::Off, request)
+            .await
+            .map(|report| report.landed)
+    }
+
+    /// Merges what `source` names into branch `target`, looking inside Iceberg tables
+    /// changed on both sides as `tables` says.
+    #[tracing::instrument(level = "debug", skip(self, options, request), fields(catalog = %self.name()))]
+    pub async fn merge_with(
+        &self,
+        source: &RefSpec,
+        target: &RefSpec,
+        options: &MergeOptions,
+        tables: TableMergeMode,
+        request: &HistoryRequest,
+    ) -> Result<MergeReport, MergeRefError> {
         let source_commit = self.resolve(source).await?.commit;
         let branch = self.target_branch(target).await?;
         let meta = request.meta(
@@ -81,7 +137,56 @@ impl Catalog {
             "merge",
             source.to_string(),
         );
-        Ok(merge_into_branch(
+        if tables == TableMergeMode::Auto {
+            let head = self.head_for(&branch, request.expected_head).await?;
+            let probe = MergeOptions {
+                dry_run: true,
+                ..options.clone()
+            };
+            let outcome = pangolin_merge::merge(self.odb(), head, source_commit, &probe, &meta)
+                .await
+                .map_err(LandError::from)?;
+            if let MergeOutcome::Conflicted { conflicts, .. } = &outcome {
+                let settled = self.settle_tables(conflicts, options, false).await?;
+                if !settled.overlaps.is_empty() || settled.others > 0 || settled.tables.is_empty() {
+                    return Ok(MergeReport {
+                        landed: Landed {
+                            outcome: annotate(outcome, &settled.overlaps),
+                            previous_head: head,
+                            ref_log: None,
+                        },
+                        tables: settled.tables,
+                    });
+                }
+                // Every conflict is a table whose changes commute: write the merged tables
+                // (not in a dry run) and merge with them, from the head they were read at.
+                let settled = self
+                    .settle_tables(conflicts, options, !options.dry_run)
+                    .await?;
+                let settled_options = MergeOptions {
+                    resolutions: settled.resolutions,
+                    ..options.clone()
+                };
+                let landed = merge_into_branch(
+                    self.odb(),
+                    self.store().as_ref(),
+                    BranchTarget {
+                        repo: self.odb().repo(),
+                        branch: &branch,
+                        expected_head: Some(head),
+                    },
+                    source_commit,
+                    &settled_options,
+                    &meta,
+                )
+                .await?;
+                return Ok(MergeReport {
+                    landed,
+                    tables: settled.tables,
+                });
+            }
+        }
+        let landed = merge_into_branch(
             self.odb(),
             self.store().as_ref(),
             BranchTarget {
@@ -93,7 +198,87 @@ impl Catalog {
             options,
             &meta,
         )
-        .await?)
+        .await?;
+        Ok(MergeReport {
+            landed,
+            tables: Vec::new(),
+        })
+    }
+
+    /// The branch's head, checked against what the caller expects.
+    async fn head_for(
+        &self,
+        branch: &Reference,
+        expected: Option<ObjectId>,
+    ) -> Result<ObjectId, MergeRefError> {
+        let actual = self
+            .store()
+            .get_ref(self.odb().repo(), branch)
+            .await
+            .map_err(LandError::from)?;
+        let head = actual.ok_or_else(|| LandError::MissingTarget(branch.clone()))?;
+        match expected {
+            Some(expected) if expected != head => Err(LandError::TargetMoved {
+                reference: branch.clone(),
+                expected,
+                actual,
+            }
+            .into()),
+            _ => Ok(head),
+        }
+    }
+
+    /// Looks into every conflict that is one table changed on both sides (and that the
+    /// caller's own resolutions leave open), merging those whose changes commute (writing the
+    /// new files when `write`).
+    async fn settle_tables(
+        &self,
+        conflicts: &[pangolin_merge::Conflict],
+        options: &MergeOptions,
+        write: bool,
+    ) -> Result<Settled, MergeRefError> {
+        let mut settled = Settled {
+            resolutions: options.resolutions.clone(),
+            tables: Vec::new(),
+            overlaps: std::collections::BTreeMap::new(),
+            others: 0,
+        };
+        for conflict in conflicts {
+            if settled.resolutions.contains_key(&conflict.key) {
+                continue;
+            }
+            let (Some(base), Some(ours), Some(theirs)) =
+                (&conflict.base, &conflict.ours, &conflict.theirs)
+            else {
+                settled.others += 1;
+                continue;
+            };
+            if conflict.kind != ConflictKind::BothModified
+                || !is_same_table_changed(Some(base), Some(ours), Some(theirs))
+            {
+                settled.others += 1;
+                continue;
+            }
+            match self
+                .merge_table(&conflict.key, (base, ours, theirs), write)
+                .await?
+            {
+                TableMerge::Merged { entry, plan } => {
+                    // A dry run writes nothing: the source's side stands in for the table.
+                    let resolution =
+                        entry.map_or(Resolution::Theirs, |e| Resolution::Entry(Some(e)));
+                    settled.resolutions.insert(conflict.key.clone(), resolution);
+                    settled.tables.push(MergedTable {
+                        key: conflict.key.clone(),
+                        plan,
+                    });
+                }
+                TableMerge::Overlap(reason) => {
+                    settled.overlaps.insert(conflict.key.clone(), reason);
+                }
+            }
+        }
+        Ok(settled)
     }
 
     /// Replays the changes of `picks` (oldest first) on branch `onto`.
@@ -160,5 +345,32 @@ impl Catalog {
             &meta,
         )
         .await?)
+    }
+}
+
+/// The conflicts of `outcome` whose tables' changes overlap, marked so with the reason.
+fn annotate(
+    outcome: MergeOutcome,
+    overlaps: &std::collections::BTreeMap<ContentKey, String>,
+) -> MergeOutcome {
+    match outcome {
+        MergeOutcome::Conflicted {
+            base,
+            mut conflicts,
+            changes,
+        } => {
+            for conflict in &mut conflicts {
+                if let Some(reason) = overlaps.get(&conflict.key) {
+                    conflict.kind = ConflictKind::TableChangesOverlap;
+                    conflict.detail = Some(reason.clone());
+                }
+            }
+            MergeOutcome::Conflicted {
+                base,
+                conflicts,
+                changes,
+            }
+        }
+        other => other,
     }
 }

@@ -31,6 +31,9 @@ pub enum ConflictKind {
     IdentityChanged,
     /// One side deleted a namespace while the other changed entries under it.
     NamespaceDeleted,
+    /// Both sides changed the same Iceberg table in ways that do not commute (found by a
+    /// caller that reads the tables' metadata; the conflict's detail says which change).
+    TableChangesOverlap,
 }
 
 impl ConflictKind {
@@ -42,6 +45,7 @@ impl ConflictKind {
             Self::BothAdded => "both-added",
             Self::IdentityChanged => "identity-changed",
             Self::NamespaceDeleted => "namespace-deleted",
+            Self::TableChangesOverlap => "table-changes-overlap",
         }
     }
 }

@@ -45,6 +45,9 @@ pub struct Conflict {
     /// For [`ConflictKind::NamespaceDeleted`]: the keys the other side changed under the
     /// deleted namespace.
     pub changed_under: Vec<ContentKey>,
+    /// Why the conflict stands, when a caller looked closer (for
+    /// [`ConflictKind::TableChangesOverlap`]: which change of the table overlaps).
+    pub detail: Option<String>,
 }
 
 /// Where a change to the target came from.
@@ -255,6 +258,7 @@ fn join(ours: &[Change], theirs: &[Change]) -> BTreeMap<ContentKey, Pending> {
                             ours: our.after.clone(),
                             theirs: their.after.clone(),
                             changed_under: Vec::new(),
+                            detail: None,
                         };
                         found.insert(their.key.clone(), Pending::Conflict(conflict));
                     }
@@ -314,6 +318,7 @@ fn namespace_conflicts(
                 ours: ours_value,
                 theirs: theirs_value,
                 changed_under,
+                detail: None,
             };
             found.insert(change.key.clone(), Pending::Conflict(conflict));
         }

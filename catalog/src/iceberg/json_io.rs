@@ -24,11 +24,17 @@ pub async fn write_json<T: Serialize>(
     location: &str,
     value: &T,
 ) -> Result<(), IoError> {
-    let (store, path) = io.resolve(location)?;
     let body = serde_json::to_vec(value).map_err(|e| IoError::Parse {
         location: location.to_owned(),
         reason: e.to_string(),
     })?;
+    write_new(io, location, body).await
+}
+
+/// Writes `body` as a new file at `location` (durably on a local disk); fails rather than
+/// overwrite a file.
+pub async fn write_new(io: &FileIo, location: &str, body: Vec<u8>) -> Result<(), IoError> {
+    let (store, path) = io.resolve(location)?;
     let store_error = |source| IoError::Store {
         location: location.to_owned(),
         source,

@@ -9,6 +9,7 @@ pub mod io;
 pub mod json_io;
 mod local;
 pub mod manifest;
+pub mod manifest_list;
 pub mod metadata;
 pub mod partition;
 pub mod requirement;

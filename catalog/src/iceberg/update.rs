@@ -197,6 +197,11 @@ impl MetadataBuilder {
         }
     }
 
+    /// The current schema's id as the updates so far left it.
+    pub fn current_schema_id(&self) -> i32 {
+        self.meta.current_schema_id
+    }
+
     pub fn apply_all(&mut self, updates: &[TableUpdate], now_ms: i64) -> Result<(), UpdateError> {
         for update in updates {
             self.apply(update, now_ms)?;
