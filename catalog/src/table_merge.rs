@@ -11,11 +11,11 @@ use pangolin_store::{Content, ContentKey, Entry};
 use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
-use crate::iceberg::io::next_table_metadata_location;
+use crate::iceberg::io::{WRITE_METADATA_PATH, next_table_metadata_location};
 use crate::iceberg::manifest_list::{ManifestList, recommit};
 use crate::iceberg::metadata::TableMetadata;
 use crate::iceberg::table_merge::{self, TableMergePlan};
-use crate::iceberg::update::{MetadataBuilder, TableUpdate};
+use crate::iceberg::update::{MetadataBuilder, TableUpdate, canonical_location};
 use crate::table::{now_ms, table_entry};
 
 /// What became of one table's changes on both sides.
@@ -259,7 +259,11 @@ impl Catalog {
                 match location {
                     None => Ok(None),
                     Some(at) => {
-                        let bytes = io.read_bytes(&at).await.map_err(|e| e.to_string())?;
+                        // Hadoop-based writers name local files `file:/path`.
+                        let bytes = io
+                            .read_bytes(&canonical_location(&at))
+                            .await
+                            .map_err(|e| e.to_string())?;
                         ManifestList::read(&bytes)
                             .map(Some)
                             .map_err(|e| format!("manifest list {at}: {e}"))
@@ -292,7 +296,16 @@ impl Catalog {
             Ok(made) => made,
             Err(reason) => return Ok(Err(reason)),
         };
-        let folder = format!("{}/metadata", ours.location.trim_end_matches('/'));
+        // Where the table's own writers put manifest lists: its metadata folder.
+        let folder = match ours
+            .properties
+            .get(WRITE_METADATA_PATH)
+            .map(|f| f.trim_end_matches('/'))
+            .filter(|f| !f.is_empty())
+        {
+            Some(folder) => canonical_location(folder),
+            None => format!("{}/metadata", canonical_location(&ours.location)),
+        };
         let list_location = format!(
             "{folder}/snap-{snapshot_id}-1-{}.avro",
             uuid::Uuid::new_v4()

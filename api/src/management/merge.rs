@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use pangolin_catalog::{Catalog, HistoryRequest, MergeRefError, RefSpec};
+use pangolin_catalog::{Catalog, HistoryRequest, MergeRefError, RefSpec, TableMergeMode};
 use pangolin_merge::{
     CommitMode, FastForward, KeyChange, LandError, Landed, MergeError, MergeOptions, MergeOutcome,
     PickError, PickOptions, PickOutcome, Resolution, Strategy,
@@ -83,9 +83,21 @@ pub struct HistoryResult {
     pub resolved: Vec<ConflictView>,
     /// Conflicts left: nothing was changed.
     pub conflicts: Vec<ConflictView>,
+    /// Tables changed on both sides whose changes were merged into new metadata (a merge
+    /// with `table-merge` on), each with what the merge did to it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub table_merges: Vec<TableMergeView>,
     /// Set with a 409.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<serde_json::Value>,
+}
+
+/// A table whose changes on both sides a merge combined.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TableMergeView {
+    pub key: Vec<String>,
+    /// What the merge did to the table, in words.
+    pub plan: Vec<String>,
 }
 
 fn conflicted(mut result: HistoryResult) -> (StatusCode, Json<HistoryResult>) {
@@ -104,6 +116,7 @@ fn land_error(error: MergeRefError) -> ApiError {
     match error {
         MergeRefError::TargetNotBranch(_) => ApiError::bad_request(message),
         MergeRefError::Protected(e) => e.into(),
+        MergeRefError::Table(e) => ApiError::internal(&e),
         MergeRefError::Resolve(e) => e.into(),
         MergeRefError::Land(land) => match land {
             LandError::MissingTarget(_) | LandError::TargetIsTag(_) => {
@@ -150,6 +163,11 @@ pub struct MergeRequest {
     pub resolutions: Vec<ResolutionRequest>,
     #[serde(default)]
     pub message: Option<String>,
+    /// `auto`: a table changed on both sides is merged when the changes commute (appends,
+    /// properties, added fields); `off`: it is a conflict. The catalog's `table-merge`
+    /// property when absent, else `off`.
+    #[serde(default)]
+    pub table_merge: Option<String>,
 }
 
 async fn history_request(
@@ -208,10 +226,12 @@ pub async fn merge(
         request.message,
     )
     .await?;
-    let landed = catalog
-        .merge(&source, &target, &options, &history)
+    let tables = table_merge_mode(&state, &catalog, request.table_merge.as_deref()).await?;
+    let report = catalog
+        .merge_with(&source, &target, &options, tables, &history)
         .await
         .map_err(land_error)?;
+    let landed = report.landed;
     // Nothing to merge means nothing in conflict, so every resolution names a key that is not.
     if matches!(landed.outcome, MergeOutcome::UpToDate) && !options.resolutions.is_empty() {
         let keys: Vec<String> = options
@@ -224,8 +244,51 @@ pub async fn merge(
             keys.join(", ")
         )));
     }
-    Ok(merge_result(&catalog, &landed, request.dry_run).await)
+    let (status, Json(mut result)) = merge_result(&catalog, &landed, request.dry_run).await;
+    result.table_merges = report
+        .tables
+        .into_iter()
+        .map(|t| TableMergeView {
+            key: t.key.elements().map(str::to_owned).collect(),
+            plan: t.plan,
+        })
+        .collect();
+    Ok((status, Json(result)))
 }
+
+/// The table merge mode a merge asked for, else the catalog's default.
+async fn table_merge_mode(
+    state: &AppState,
+    catalog: &Catalog,
+    asked: Option<&str>,
+) -> Result<TableMergeMode, ApiError> {
+    let parse = |value: &str, what: &str| match value {
+        "auto" => Ok(TableMergeMode::Auto),
+        "off" => Ok(TableMergeMode::Off),
+        other => Err(ApiError::bad_request(format!(
+            "{what} must be `auto` or `off`, not `{other}`"
+        ))),
+    };
+    if let Some(asked) = asked {
+        return parse(asked, "table-merge");
+    }
+    let record = state
+        .catalogs
+        .tenancy()
+        .resolve(catalog.tenant(), catalog.name())
+        .await;
+    match record {
+        Ok(record) => match record.value.properties.get(TABLE_MERGE_PROPERTY) {
+            Some(value) => parse(value, "the catalog's `table-merge` property"),
+            None => Ok(TableMergeMode::Off),
+        },
+        // The single-catalog server without tenancy records merges as asked, or not at all.
+        Err(_) => Ok(TableMergeMode::Off),
+    }
+}
+
+/// The catalog property naming its default table merge mode.
+pub const TABLE_MERGE_PROPERTY: &str = "table-merge";
 
 /// Changes with what each did to a table's metadata, in words.
 async fn change_views(catalog: &Catalog, changes: &[KeyChange]) -> Vec<ChangeView> {
@@ -255,6 +318,7 @@ async fn merge_result(
         changes: Vec::new(),
         resolved: Vec::new(),
         conflicts: Vec::new(),
+        table_merges: Vec::new(),
         error: None,
     };
     match &landed.outcome {
@@ -431,6 +495,7 @@ async fn pick_result(
         changes: Vec::new(),
         resolved: Vec::new(),
         conflicts: Vec::new(),
+        table_merges: Vec::new(),
         error: None,
     };
     match &landed.outcome {

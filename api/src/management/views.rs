@@ -110,8 +110,11 @@ impl From<&KeyChange> for ChangeView {
 pub struct ConflictView {
     pub key: Vec<String>,
     /// `both-modified`, `modified-deleted`, `deleted-modified`, `both-added`,
-    /// `identity-changed` or `namespace-deleted`.
+    /// `identity-changed`, `namespace-deleted` or `table-changes-overlap` (a table changed
+    /// on both sides in ways a table merge cannot combine; `reason` says which change).
     pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub base: Option<EntryView>,
     pub ours: Option<EntryView>,
     pub theirs: Option<EntryView>,
@@ -122,6 +125,7 @@ impl From<&Conflict> for ConflictView {
         Self {
             key: levels(&conflict.key),
             kind: conflict.kind.as_str().to_owned(),
+            reason: conflict.detail.clone(),
             base: entry(conflict.base.as_ref()),
             ours: entry(conflict.ours.as_ref()),
             theirs: entry(conflict.theirs.as_ref()),

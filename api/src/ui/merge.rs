@@ -90,6 +90,7 @@ fn merge_request(
         strategy: None,
         resolutions,
         message: None,
+        table_merge: None,
     }
 }
 

@@ -242,9 +242,12 @@ class Versioning(_Resource):
         resolutions: Sequence[Resolution] = (),
         message: Optional[str] = None,
         expected_target_head: Optional[str] = None,
+        table_merge: Optional[str] = None,
     ) -> m.HistoryResult:
         """Merges `source` into `target` (the default branch when None). Conflicts raise
-        `ConflictError` with `.conflicts`; nothing moved then."""
+        `ConflictError` with `.conflicts`; nothing moved then. `table_merge="auto"` merges a
+        table both sides changed when the changes commute (appends, properties, added
+        fields); the catalog's `table-merge` property decides when None."""
         body = _history(
             source=source,
             target=target,
@@ -255,6 +258,7 @@ class Versioning(_Resource):
             resolutions=resolutions,
             message=message,
             expected_target_head=expected_target_head,
+            table_merge=table_merge,
         )
         return self._send(Call("POST", f"{self._base}/merge", json=body, read=_reader(m.HistoryResult)))
 

@@ -145,13 +145,22 @@ class CommitDetail(Commit):
 
 class Conflict(Model):
     """A key both sides changed differently: `kind` is `both-modified`, `modified-deleted`,
-    `deleted-modified`, `both-added`, `identity-changed` or `namespace-deleted`."""
+    `deleted-modified`, `both-added`, `identity-changed`, `namespace-deleted` or
+    `table-changes-overlap` (then `reason` says which change of the table overlaps)."""
 
     key: List[str]
     kind: str
+    reason: Optional[str] = None
     base: Optional[Entry] = None
     ours: Optional[Entry] = None
     theirs: Optional[Entry] = None
+
+
+class TableMerge(Model):
+    """A table both sides changed, merged into new metadata: what the merge did to it."""
+
+    key: List[str]
+    plan: List[str]
 
 
 class HistoryResult(Model):
@@ -164,6 +173,7 @@ class HistoryResult(Model):
     changes: List[Change] = []
     resolved: List[Conflict] = []
     conflicts: List[Conflict] = []
+    table_merges: List[TableMerge] = []
     error: Optional[Any] = None
 
 
