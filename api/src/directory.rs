@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
+use pangolin_catalog::TableMergeMode;
 use pangolin_catalog::Warehouse;
 use pangolin_catalog::merge_requests::BranchProtection;
 use pangolin_catalog::retention::RetentionPolicy;
@@ -31,6 +32,8 @@ pub struct Bound {
     pub retention: Option<Arc<RetentionPolicy>>,
     /// Which of its branches change only through merge requests.
     pub protection: Option<Arc<BranchProtection>>,
+    /// How its merges treat a table changed on both sides by default.
+    pub table_merge: TableMergeMode,
 }
 
 /// The catalogs of every tenant, cached. See the module docs.
@@ -118,6 +121,7 @@ impl CatalogDirectory {
         let warehouse_name = record.warehouse.to_string();
         let retention = record.retention.map(Arc::new);
         let protection = record.protection.map(Arc::new);
+        let table_merge = TableMergeMode::of_catalog(&record.properties);
         let stored = match self.tenancy.warehouse(tenant, &warehouse_name).await {
             Ok(stored) => stored,
             // A catalog whose warehouse vanished cannot be served; say so rather than 500.
@@ -140,6 +144,7 @@ impl CatalogDirectory {
                 warehouse: warehouse.clone(),
                 retention,
                 protection,
+                table_merge,
             }));
         }
         let warehouse = stored
@@ -153,6 +158,7 @@ impl CatalogDirectory {
             warehouse,
             retention,
             protection,
+            table_merge,
         }))
     }
 }

@@ -74,6 +74,7 @@ impl AppState {
             .with_warehouse(bound.warehouse)
             .with_retention(bound.retention)
             .with_protection(bound.protection)
+            .with_table_merge(bound.table_merge)
             .with_commit_queues(self.commits.clone())
             .with_event_cache(self.events.clone()))
     }

@@ -19,6 +19,7 @@ use crate::events::EventCache;
 use crate::merge_requests::{BranchProtection, Protected};
 use crate::retention::RetentionPolicy;
 use crate::store::Store;
+use crate::versioning::TableMergeMode;
 use crate::warehouse::Warehouse;
 
 /// The branch every catalog starts with.
@@ -38,6 +39,8 @@ pub struct Catalog {
     retention: Option<Arc<RetentionPolicy>>,
     /// `None`: no branch is protected.
     protection: Option<Arc<BranchProtection>>,
+    /// How merges treat a table changed on both sides, unless a merge says.
+    table_merge: TableMergeMode,
     /// `None`: events are derived afresh for every read.
     events: Option<Arc<EventCache>>,
 }
@@ -149,6 +152,7 @@ impl Catalog {
             events: None,
             retention: None,
             protection: None,
+            table_merge: TableMergeMode::Off,
         })
     }
 
@@ -215,6 +219,18 @@ impl Catalog {
     pub fn with_protection(mut self, protection: Option<Arc<BranchProtection>>) -> Self {
         self.protection = protection;
         self
+    }
+
+    /// The same catalog, merging tables changed on both sides as `mode` says unless a merge
+    /// says otherwise.
+    pub fn with_table_merge(mut self, mode: TableMergeMode) -> Self {
+        self.table_merge = mode;
+        self
+    }
+
+    /// How merges treat a table changed on both sides when they do not say.
+    pub fn table_merge_mode(&self) -> TableMergeMode {
+        self.table_merge
     }
 
     /// Which branches change only through merge requests; `None`: none.

@@ -52,6 +52,8 @@ pub use store::Store;
 pub use table::{LoadedTable, TableError, table_commit_meta};
 pub use table_commit::TableChange;
 pub use tenancy::Tenancy;
-pub use versioning::{HistoryRequest, MergeRefError, MergeReport, MergedTable, TableMergeMode};
+pub use versioning::{
+    HistoryRequest, MergeRefError, MergeReport, MergedTable, TABLE_MERGE_PROPERTY, TableMergeMode,
+};
 pub use view::{LoadedView, ViewError, view_commit_meta};
 pub use warehouse::{OutsideWarehouse, Warehouse};

@@ -43,6 +43,27 @@ pub enum TableMergeMode {
     Auto,
 }
 
+/// The catalog property naming its merges' default [`TableMergeMode`] (`auto` or `off`).
+pub const TABLE_MERGE_PROPERTY: &str = "table-merge";
+
+impl TableMergeMode {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(Self::Auto),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+
+    /// A catalog's default, from its properties: `off` unless `table-merge` is `auto`.
+    pub fn of_catalog(properties: &std::collections::BTreeMap<String, String>) -> Self {
+        properties
+            .get(TABLE_MERGE_PROPERTY)
+            .and_then(|v| Self::parse(v))
+            .unwrap_or_default()
+    }
+}
+
 /// One table whose changes on both sides were merged (or, in a dry run, would be).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergedTable {
@@ -56,6 +77,22 @@ pub struct MergedTable {
 pub struct MergeReport {
     pub landed: Landed<MergeOutcome>,
     pub tables: Vec<MergedTable>,
+}
+
+/// What table merging makes of a merge.
+enum Settlement {
+    /// Nothing: merge as asked.
+    Plain,
+    /// Conflicts stay; nothing may be written.
+    Conflicted {
+        outcome: MergeOutcome,
+        tables: Vec<MergedTable>,
+    },
+    /// Merge with these options, whose resolutions merge every conflicting table.
+    Settled {
+        options: MergeOptions,
+        tables: Vec<MergedTable>,
+    },
 }
 
 /// The table conflicts of a merge looked into: resolutions for those that commute, and why
@@ -139,51 +176,38 @@ impl Catalog {
         );
         if tables == TableMergeMode::Auto {
             let head = self.head_for(&branch, request.expected_head).await?;
-            let probe = MergeOptions {
-                dry_run: true,
-                ..options.clone()
-            };
-            let outcome = pangolin_merge::merge(self.odb(), head, source_commit, &probe, &meta)
-                .await
-                .map_err(LandError::from)?;
-            if let MergeOutcome::Conflicted { conflicts, .. } = &outcome {
-                let settled = self.settle_tables(conflicts, options, false).await?;
-                if !settled.overlaps.is_empty() || settled.others > 0 || settled.tables.is_empty() {
+            match self
+                .settle_merge(head, source_commit, options, tables, &meta)
+                .await?
+            {
+                Settlement::Plain => {}
+                Settlement::Conflicted { outcome, tables } => {
                     return Ok(MergeReport {
                         landed: Landed {
-                            outcome: annotate(outcome, &settled.overlaps),
+                            outcome,
                             previous_head: head,
                             ref_log: None,
                         },
-                        tables: settled.tables,
+                        tables,
                     });
                 }
-                // Every conflict is a table whose changes commute: write the merged tables
-                // (not in a dry run) and merge with them, from the head they were read at.
-                let settled = self
-                    .settle_tables(conflicts, options, !options.dry_run)
+                Settlement::Settled { options, tables } => {
+                    // From the head the tables were merged at, or not at all.
+                    let landed = merge_into_branch(
+                        self.odb(),
+                        self.store().as_ref(),
+                        BranchTarget {
+                            repo: self.odb().repo(),
+                            branch: &branch,
+                            expected_head: Some(head),
+                        },
+                        source_commit,
+                        &options,
+                        &meta,
+                    )
                     .await?;
-                let settled_options = MergeOptions {
-                    resolutions: settled.resolutions,
-                    ..options.clone()
-                };
-                let landed = merge_into_branch(
-                    self.odb(),
-                    self.store().as_ref(),
-                    BranchTarget {
-                        repo: self.odb().repo(),
-                        branch: &branch,
-                        expected_head: Some(head),
-                    },
-                    source_commit,
-                    &settled_options,
-                    &meta,
-                )
-                .await?;
-                return Ok(MergeReport {
-                    landed,
-                    tables: settled.tables,
-                });
+                    return Ok(MergeReport { landed, tables });
+                }
             }
         }
         let landed = merge_into_branch(
@@ -202,6 +226,73 @@ impl Catalog {
         Ok(MergeReport {
             landed,
             tables: Vec::new(),
+        })
+    }
+
+    /// Computes the merge of commit `source` into commit `head` (writing its commit unless
+    /// `options` ask for a dry run), looking inside tables changed on both sides as `mode`
+    /// says; moves no ref.
+    pub async fn compute_merge(
+        &self,
+        head: ObjectId,
+        source: ObjectId,
+        options: &MergeOptions,
+        mode: TableMergeMode,
+        meta: &MergeMeta,
+    ) -> Result<(MergeOutcome, Vec<MergedTable>), MergeRefError> {
+        let merge = |options: MergeOptions| async move {
+            pangolin_merge::merge(self.odb(), head, source, &options, meta)
+                .await
+                .map_err(|e| MergeRefError::Land(e.into()))
+        };
+        match self.settle_merge(head, source, options, mode, meta).await? {
+            Settlement::Plain => Ok((merge(options.clone()).await?, Vec::new())),
+            Settlement::Conflicted { outcome, tables } => Ok((outcome, tables)),
+            Settlement::Settled { options, tables } => Ok((merge(options).await?, tables)),
+        }
+    }
+
+    /// What table merging makes of a merge: nothing to do, conflicts that stay (the tables
+    /// among them say why), or the resolutions that merge every conflicting table.
+    async fn settle_merge(
+        &self,
+        head: ObjectId,
+        source: ObjectId,
+        options: &MergeOptions,
+        mode: TableMergeMode,
+        meta: &MergeMeta,
+    ) -> Result<Settlement, MergeRefError> {
+        if mode == TableMergeMode::Off {
+            return Ok(Settlement::Plain);
+        }
+        let probe = MergeOptions {
+            dry_run: true,
+            ..options.clone()
+        };
+        let outcome = pangolin_merge::merge(self.odb(), head, source, &probe, meta)
+            .await
+            .map_err(LandError::from)?;
+        let MergeOutcome::Conflicted { conflicts, .. } = &outcome else {
+            return Ok(Settlement::Plain);
+        };
+        let settled = self.settle_tables(conflicts, options, false).await?;
+        if !settled.overlaps.is_empty() || settled.others > 0 || settled.tables.is_empty() {
+            return Ok(Settlement::Conflicted {
+                outcome: annotate(outcome.clone(), &settled.overlaps),
+                tables: settled.tables,
+            });
+        }
+        // Every conflict is a table whose changes commute: now write the merged tables (not
+        // in a dry run).
+        let settled = self
+            .settle_tables(conflicts, options, !options.dry_run)
+            .await?;
+        Ok(Settlement::Settled {
+            options: MergeOptions {
+                resolutions: settled.resolutions,
+                ..options.clone()
+            },
+            tables: settled.tables,
         })
     }
 

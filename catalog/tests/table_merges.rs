@@ -306,3 +306,76 @@ async fn changes_that_do_not_commute_stay_conflicts_saying_which() {
         ConflictKind::TableChangesOverlap
     );
 }
+
+#[tokio::test]
+async fn a_merge_request_in_a_catalog_that_merges_tables_lands_the_merged_table() {
+    use pangolin_catalog::merge_requests::{
+        MergeRequests, NewMergeRequest, NoExternalChecks, RequestState, Verdict,
+    };
+    use pangolin_catalog::tenancy::Name;
+
+    let (lake, _, _) = diverged().await;
+    let catalog = lake.catalog.clone().with_table_merge(TableMergeMode::Auto);
+    let requests = MergeRequests::new(catalog.store().clone());
+    let names = (
+        Name::new("tenant", "acme").unwrap(),
+        Name::new("catalog", "lake").unwrap(),
+    );
+    let opened = requests
+        .create(
+            &names.0,
+            &names.1,
+            NewMergeRequest {
+                title: "more orders".into(),
+                description: None,
+                source: RefName::new("dev").unwrap(),
+                target: RefName::new("main").unwrap(),
+            },
+            "ana",
+            Timestamp::now(),
+        )
+        .await
+        .unwrap();
+    let checked = requests
+        .run_checks(
+            &catalog,
+            (&names.0, &names.1),
+            opened.value.number,
+            "ana",
+            &NoExternalChecks,
+        )
+        .await
+        .unwrap();
+    assert_eq!(checked.value.checks.unwrap().verdict, Verdict::Passed);
+    let merged = requests
+        .merge(
+            &catalog,
+            (&names.0, &names.1),
+            opened.value.number,
+            "ana",
+            None,
+            &NoExternalChecks,
+        )
+        .await
+        .unwrap();
+    assert_eq!(merged.value.state, RequestState::Merged);
+    let table = catalog
+        .load_table(&spec("main"), &key("db.orders"))
+        .await
+        .unwrap()
+        .metadata;
+    assert_eq!(table.snapshots.len(), 3);
+    assert_eq!(
+        table.current_snapshot().unwrap().summary["total-records"],
+        "30"
+    );
+    // A catalog merges tables by default when its `table-merge` property says so.
+    assert_eq!(
+        TableMergeMode::of_catalog(&BTreeMap::from([("table-merge".into(), "auto".into())])),
+        TableMergeMode::Auto
+    );
+    assert_eq!(
+        TableMergeMode::of_catalog(&BTreeMap::new()),
+        TableMergeMode::Off
+    );
+}

@@ -122,13 +122,18 @@ pub(crate) fn render_conflicts(conflicts: &[Value], style: Style) -> String {
         let identity = kind == "identity-changed";
         let side =
             |name: &str| describe_entry(conflict.get(name).unwrap_or(&Value::Null), identity);
-        table.row(vec![
+        let cells = vec![
             Cell::new(key::display(conflict.get("key").unwrap_or(&Value::Null))),
             Cell::painted(kind, Paint::Red),
             Cell::new(side("base")),
             Cell::new(side("ours")),
             Cell::new(side("theirs")),
-        ]);
+        ];
+        // A table merge that could not combine the two sides says which change overlaps.
+        match text(conflict, "reason") {
+            Some(reason) => table.row_with_notes(cells, vec![reason.to_owned()]),
+            None => table.row(cells),
+        }
     }
     table.render(style, 2)
 }

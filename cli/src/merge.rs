@@ -131,6 +131,10 @@ pub(crate) struct MergeArgs {
     /// Only fast-forward; refuse (exit 1) when the histories diverged.
     #[arg(long)]
     ff_only: bool,
+    /// `auto`: merge a table both sides changed when the changes commute (appends,
+    /// properties, added fields); `off`: it is a conflict [default: the catalog's].
+    #[arg(long, value_parser = ["auto", "off"])]
+    table_merge: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -202,6 +206,9 @@ pub(crate) async fn merge(args: MergeArgs) -> Result<()> {
     }
     if args.squash {
         body.insert("squash".into(), json!(true));
+    }
+    if let Some(mode) = &args.table_merge {
+        body.insert("table-merge".into(), json!(mode));
     }
     args.common.add_to(&mut body)?;
     let target = args.into.as_deref().unwrap_or("main");
@@ -296,6 +303,27 @@ async fn submit(
         return ctx.print_answer(&answer);
     }
     print!("{}", render_outcome(ctx, &answer.body, operation, target));
+    for table in answer
+        .body
+        .get("table-merges")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        println!(
+            "Table {} changed on both sides, merged: {}",
+            key::display(table.get("key").unwrap_or(&Value::Null)),
+            table
+                .get("plan")
+                .and_then(Value::as_array)
+                .map(|plan| plan
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("; "))
+                .unwrap_or_default()
+        );
+    }
     Ok(())
 }
 

@@ -226,7 +226,7 @@ pub async fn merge(
         request.message,
     )
     .await?;
-    let tables = table_merge_mode(&state, &catalog, request.table_merge.as_deref()).await?;
+    let tables = table_merge_mode(&catalog, request.table_merge.as_deref())?;
     let report = catalog
         .merge_with(&source, &target, &options, tables, &history)
         .await
@@ -257,38 +257,14 @@ pub async fn merge(
 }
 
 /// The table merge mode a merge asked for, else the catalog's default.
-async fn table_merge_mode(
-    state: &AppState,
-    catalog: &Catalog,
-    asked: Option<&str>,
-) -> Result<TableMergeMode, ApiError> {
-    let parse = |value: &str, what: &str| match value {
-        "auto" => Ok(TableMergeMode::Auto),
-        "off" => Ok(TableMergeMode::Off),
-        other => Err(ApiError::bad_request(format!(
-            "{what} must be `auto` or `off`, not `{other}`"
-        ))),
-    };
-    if let Some(asked) = asked {
-        return parse(asked, "table-merge");
-    }
-    let record = state
-        .catalogs
-        .tenancy()
-        .resolve(catalog.tenant(), catalog.name())
-        .await;
-    match record {
-        Ok(record) => match record.value.properties.get(TABLE_MERGE_PROPERTY) {
-            Some(value) => parse(value, "the catalog's `table-merge` property"),
-            None => Ok(TableMergeMode::Off),
-        },
-        // The single-catalog server without tenancy records merges as asked, or not at all.
-        Err(_) => Ok(TableMergeMode::Off),
+fn table_merge_mode(catalog: &Catalog, asked: Option<&str>) -> Result<TableMergeMode, ApiError> {
+    match asked {
+        None => Ok(catalog.table_merge_mode()),
+        Some(text) => TableMergeMode::parse(text).ok_or_else(|| {
+            ApiError::bad_request(format!("table-merge must be `auto` or `off`, not `{text}`"))
+        }),
     }
 }
-
-/// The catalog property naming its default table merge mode.
-pub const TABLE_MERGE_PROPERTY: &str = "table-merge";
 
 /// Changes with what each did to a table's metadata, in words.
 async fn change_views(catalog: &Catalog, changes: &[KeyChange]) -> Vec<ChangeView> {

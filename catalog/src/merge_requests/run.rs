@@ -74,7 +74,7 @@ pub enum RunChecksError {
     #[error("branch `{0}` does not exist")]
     MissingBranch(RefName),
     #[error("computing the merge: {0}")]
-    Merge(#[from] pangolin_merge::MergeError),
+    Merge(#[from] crate::versioning::MergeRefError),
     #[error("reading the merge's changes: {0}")]
     Read(#[from] pangolin_store::ReadError),
     #[error(transparent)]
@@ -202,8 +202,16 @@ async fn run(
         fast_forward: FastForward::Never,
         ..MergeOptions::default()
     };
-    let outcome =
-        pangolin_merge::merge(catalog.odb(), heads.target, heads.source, &options, &meta).await?;
+    // Tables changed on both sides merge as the catalog's merges do by default.
+    let (outcome, _) = catalog
+        .compute_merge(
+            heads.target,
+            heads.source,
+            &options,
+            catalog.table_merge_mode(),
+            &meta,
+        )
+        .await?;
     let mut run = CheckRun {
         source_head: heads.source.to_hex(),
         target_head: heads.target.to_hex(),
@@ -222,7 +230,13 @@ async fn run(
         }
         MergeOutcome::Conflicted { conflicts, .. } => {
             run.verdict = Verdict::Conflicted;
-            run.conflicts = conflicts.iter().map(|c| c.key.to_string()).collect();
+            run.conflicts = conflicts
+                .iter()
+                .map(|c| match &c.detail {
+                    Some(reason) => format!("{} ({reason})", c.key),
+                    None => c.key.to_string(),
+                })
+                .collect();
             return Ok(run);
         }
         MergeOutcome::Merged {

@@ -455,7 +455,10 @@ impl Tenancy {
         )?
         .with_warehouse(runtime)
         .with_retention(record.retention.map(Arc::new))
-        .with_protection(record.protection.map(Arc::new)))
+        .with_protection(record.protection.map(Arc::new))
+        .with_table_merge(crate::versioning::TableMergeMode::of_catalog(
+            &record.properties,
+        )))
     }
 
     /// Deletes an empty catalog: its record and its `main` branch. Refused while `main` holds
