@@ -14,6 +14,7 @@ use common::lake::*;
 use pangolin_catalog::iceberg::manifest_list::ManifestList;
 use pangolin_catalog::{HistoryRequest, MergeReport, TableMergeMode};
 use pangolin_merge::{ConflictKind, MergeOptions, MergeOutcome};
+use proptest::prelude::*;
 
 const LIST: &str = r#"{"type": "record", "name": "manifest_file", "fields": [
     {"name": "manifest_path", "type": "string", "field-id": 500},
@@ -378,4 +379,95 @@ async fn a_merge_request_in_a_catalog_that_merges_tables_lands_the_merged_table(
         TableMergeMode::of_catalog(&BTreeMap::new()),
         TableMergeMode::Off
     );
+}
+
+/// One branch's writes to the table after the fork: appends (each of 10 rows), then maybe a
+/// property.
+#[derive(Debug, Clone)]
+struct Side {
+    appends: usize,
+    property: Option<(&'static str, &'static str)>,
+}
+
+fn side() -> impl Strategy<Value = Side> {
+    (
+        0..3usize,
+        prop::option::of(prop::sample::select(vec![
+            ("owner", "a"),
+            ("owner", "b"),
+            ("tier", "gold"),
+        ])),
+    )
+        .prop_map(|(appends, property)| Side { appends, property })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Whatever each branch appended, the merged table holds every row of both sides once
+    /// (its summary counts them, its manifest list names each side's manifests once) and
+    /// keeps the target's snapshots; a property both set differently is the only overlap.
+    #[test]
+    fn appends_on_two_branches_always_merge_into_every_row(ours in side(), theirs in side()) {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let lake = lake().await;
+                create(&lake.catalog, &main(), "db.orders").await;
+                let base = snapshot(&lake, &main(), 1, "append", &[]).await;
+                new_branch(&lake.catalog, "dev", "main").await;
+                let mut ours_manifests = base.clone();
+                for i in 0..ours.appends {
+                    ours_manifests = snapshot(&lake, &main(), 10 + i as i64, "append", &ours_manifests).await;
+                }
+                let mut theirs_manifests = base.clone();
+                for i in 0..theirs.appends {
+                    theirs_manifests =
+                        snapshot(&lake, &branch("dev"), 20 + i as i64, "append", &theirs_manifests).await;
+                }
+                if let Some((k, v)) = ours.property {
+                    set_property(&lake, &main(), k, v).await;
+                }
+                if let Some((k, v)) = theirs.property {
+                    set_property(&lake, &branch("dev"), k, v).await;
+                }
+                let overlap = matches!((ours.property, theirs.property),
+                    (Some((a, x)), Some((b, y))) if a == b && x != y);
+                let report = merge(&lake, TableMergeMode::Auto, false).await;
+                if overlap {
+                    prop_assert_eq!(conflict_of(&report).kind, ConflictKind::TableChangesOverlap);
+                    return Ok(());
+                }
+                prop_assert!(
+                    !matches!(report.landed.outcome, MergeOutcome::Conflicted { .. }),
+                    "{:?}", report.landed.outcome
+                );
+                let merged = lake
+                    .catalog
+                    .load_table(&spec("main"), &key("db.orders"))
+                    .await
+                    .unwrap()
+                    .metadata;
+                let rows = 10 * (1 + ours.appends + theirs.appends);
+                let current = merged.current_snapshot().unwrap();
+                prop_assert_eq!(&current.summary["total-records"], &rows.to_string());
+                // Without a commit of its own on main, the merge fast-forwards to dev's table.
+                let fast_forward = ours.appends == 0 && ours.property.is_none();
+                let expected_snapshots = if fast_forward {
+                    1 + theirs.appends
+                } else {
+                    1 + ours.appends + usize::from(theirs.appends > 0)
+                };
+                prop_assert_eq!(merged.snapshots.len(), expected_snapshots);
+                let bytes = std::fs::read(local(current.manifest_list.as_deref().unwrap())).unwrap();
+                let list = ManifestList::read(&bytes).unwrap();
+                prop_assert_eq!(list.len(), 1 + ours.appends + theirs.appends);
+                if let Some((k, v)) = theirs.property {
+                    prop_assert_eq!(merged.properties.get(k).map(String::as_str), Some(v));
+                }
+                Ok(())
+            })?;
+    }
 }
