@@ -36,6 +36,17 @@ impl Context {
     }
 }
 
+/// Prints a listing's pages as one JSON answer, for `--json`: the items of `field` of every
+/// page, at most `limit`.
+pub(crate) fn print_pages(answers: &[Answer], field: &str, limit: Option<usize>) -> Result<()> {
+    let pages = answers
+        .iter()
+        .map(Answer::ordered)
+        .collect::<Result<Vec<_>>>()?;
+    print_json(&crate::json::join_pages(pages, field, limit));
+    Ok(())
+}
+
 /// Prints JSON, pretty.
 pub(crate) fn print_json(value: &Ordered) {
     print!("{}", value.pretty());

@@ -7,9 +7,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::MAX_PAGE;
-use crate::context::{Context, print_json};
+use crate::context::{Context, print_pages};
 use crate::error::{Exit, Result};
-use crate::json::join_pages;
 use crate::output::{Cell, Paint, Table, relative};
 use crate::profile::GlobalArgs;
 
@@ -226,12 +225,7 @@ async fn list(ctx: &Context, state: Option<&str>, limit: Option<usize>) -> Resul
         .pages(&request, "merge-requests", limit, MAX_PAGE, |_| Ok(()))
         .await?;
     if ctx.json {
-        let pages = answers
-            .iter()
-            .map(|a| a.ordered())
-            .collect::<Result<Vec<_>>>()?;
-        print_json(&join_pages(pages, "merge-requests", limit));
-        return Ok(());
+        return print_pages(&answers, "merge-requests", limit);
     }
     let mut table = Table::with_header(&["#", "STATE", "BRANCHES", "CHECKS", "AUTHOR", "TITLE"]);
     let requests = answers

@@ -5,9 +5,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::client::Paging;
-use crate::context::{Context, print_json};
+use crate::context::{Context, print_json, print_pages};
 use crate::error::Result;
-use crate::json::join_pages;
 use crate::output::{Cell, Paint, Table, relative};
 use crate::profile::GlobalArgs;
 
@@ -209,12 +208,7 @@ async fn list(ctx: &Context) -> Result<()> {
         .pages_with(Paging::KEBAB, &request, "webhooks", None, PAGE, |_| Ok(()))
         .await?;
     if ctx.json {
-        let pages = answers
-            .iter()
-            .map(|a| a.ordered())
-            .collect::<Result<Vec<_>>>()?;
-        print_json(&join_pages(pages, "webhooks", None));
-        return Ok(());
+        return print_pages(&answers, "webhooks", None);
     }
     let mut table = Table::with_header(&["ID", "URL", "ENABLED", "DELIVERED", "DEAD", "AFTER"]);
     for webhook in answers
@@ -292,12 +286,7 @@ async fn attempts(ctx: &Context, id: &str, limit: Option<usize>) -> Result<()> {
         .pages_with(Paging::KEBAB, &request, "attempts", limit, PAGE, |_| Ok(()))
         .await?;
     if ctx.json {
-        let pages = answers
-            .iter()
-            .map(|a| a.ordered())
-            .collect::<Result<Vec<_>>>()?;
-        print_json(&join_pages(pages, "attempts", limit));
-        return Ok(());
+        return print_pages(&answers, "attempts", limit);
     }
     let mut table = Table::with_header(&["#", "EVENT", "TYPE", "TRY", "OUTCOME", "STATUS", "WHEN"]);
     for attempt in answers
@@ -346,12 +335,7 @@ async fn dead_letters(ctx: &Context, id: &str) -> Result<()> {
         })
         .await?;
     if ctx.json {
-        let pages = answers
-            .iter()
-            .map(|a| a.ordered())
-            .collect::<Result<Vec<_>>>()?;
-        print_json(&join_pages(pages, "dead-letters", None));
-        return Ok(());
+        return print_pages(&answers, "dead-letters", None);
     }
     let mut table = Table::with_header(&["EVENT", "TYPE", "ATTEMPTS", "LAST ERROR", "WHEN"]);
     for letter in answers

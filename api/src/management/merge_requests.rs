@@ -337,6 +337,19 @@ impl Requests {
         })
     }
 
+    /// The catalog's requests and request `number` of it, which the caller may read (read on
+    /// both its branches).
+    async fn readable(
+        state: &AppState,
+        catalog: &str,
+        number: u64,
+    ) -> Result<(Self, MergeRequest), ApiError> {
+        let scope = Self::open(state, catalog).await?;
+        let request = scope.get(number).await?;
+        authorize_read(state, &scope.catalog, &request).await?;
+        Ok((scope, request))
+    }
+
     fn names(&self) -> (&Name, &Name) {
         (&self.tenant, &self.name)
     }
@@ -534,9 +547,7 @@ pub async fn get(
     State(state): State<AppState>,
     PathParams((catalog, number)): PathParams<(String, u64)>,
 ) -> Result<Json<MergeRequestView>, ApiError> {
-    let scope = Requests::open(&state, &catalog).await?;
-    let request = scope.get(number).await?;
-    authorize_read(&state, &scope.catalog, &request).await?;
+    let (_, request) = Requests::readable(&state, &catalog, number).await?;
     Ok(Json(view(&request)))
 }
 
@@ -551,9 +562,7 @@ pub async fn run_checks(
     State(state): State<AppState>,
     PathParams((catalog, number)): PathParams<(String, u64)>,
 ) -> Result<Json<MergeRequestView>, ApiError> {
-    let scope = Requests::open(&state, &catalog).await?;
-    let request = scope.get(number).await?;
-    authorize_read(&state, &scope.catalog, &request).await?;
+    let (scope, _) = Requests::readable(&state, &catalog, number).await?;
     let checked = scope
         .requests
         .run_checks(
@@ -596,9 +605,7 @@ pub async fn merge(
 ) -> Result<Json<MergeRequestView>, ApiError> {
     let body = body.map(|JsonBody(b)| b).unwrap_or_default();
     let caller = Caller::current_name();
-    let scope = Requests::open(&state, &catalog).await?;
-    let request = scope.get(number).await?;
-    authorize_read(&state, &scope.catalog, &request).await?;
+    let (scope, request) = Requests::readable(&state, &catalog, number).await?;
     authorize(
         &state,
         &scope.catalog,
@@ -727,9 +734,7 @@ pub async fn close(
     PathParams((catalog, number)): PathParams<(String, u64)>,
 ) -> Result<Json<MergeRequestView>, ApiError> {
     let caller = Caller::current_name();
-    let scope = Requests::open(&state, &catalog).await?;
-    let request = scope.get(number).await?;
-    authorize_read(&state, &scope.catalog, &request).await?;
+    let (scope, request) = Requests::readable(&state, &catalog, number).await?;
     if request.author != caller {
         authorize(
             &state,
