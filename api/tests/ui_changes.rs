@@ -307,3 +307,65 @@ async fn a_merge_commit_shows_in_the_log_as_a_branch_of_the_graph() {
     let merged = page(app, &format!("/ui/catalogs/lake/log?ref={line}")).await;
     assert!(merged.contains("create namespace on_dev"), "{merged}");
 }
+
+#[tokio::test]
+async fn the_compare_page_merges_inside_a_table_or_says_why_it_cannot() {
+    let env = TestApp::new().await;
+    let app = &env.app;
+    post_json(app, "/v1/lake/namespaces", json!({"namespace": ["sales"]})).await;
+    post_json(
+        app,
+        "/v1/lake/namespaces/sales/tables",
+        json!({"name": "orders", "schema": {"type": "struct", "fields": [
+            {"id": 1, "name": "id", "required": true, "type": "long"}]}}),
+    )
+    .await;
+    post_json(
+        app,
+        "/api/v1/catalogs/lake/refs",
+        json!({"name": "dev", "from": "main"}),
+    )
+    .await;
+    // Different properties on each side commute; the same one set twice does not.
+    post_json(
+        app,
+        "/v1/lake%40dev/namespaces/sales/tables/orders",
+        json!({"requirements": [], "updates": [
+            {"action": "set-properties", "updates": {"tier": "gold"}}]}),
+    )
+    .await;
+    set_property(app, "lake", "main-team").await;
+
+    let plain = page(app, "/ui/catalogs/lake/compare?source=dev&target=main").await;
+    assert!(plain.contains("both-modified"), "{plain}");
+    let auto = page(
+        app,
+        "/ui/catalogs/lake/compare?source=dev&target=main&tables=auto",
+    )
+    .await;
+    assert!(auto.contains("merged inside"), "{auto}");
+    assert!(auto.contains("properties set: tier"), "{auto}");
+    assert!(auto.contains(r#"name="tables" value="auto""#), "{auto}");
+    let (status, _, text) = fetch(
+        app,
+        Method::POST,
+        "/ui/catalogs/lake/merge",
+        Some("csrf=&source=dev&target=main&tables=auto"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{text}");
+
+    set_property(app, "lake", "a").await;
+    set_property(app, "lake%40dev", "b").await;
+    let overlap = page(
+        app,
+        "/ui/catalogs/lake/compare?source=dev&target=main&tables=auto",
+    )
+    .await;
+    assert!(overlap.contains("table-changes-overlap"), "{overlap}");
+    assert!(
+        overlap.contains("both sides changed property `owner`"),
+        "{overlap}"
+    );
+}

@@ -25,6 +25,9 @@ pub struct CompareParams {
     source: String,
     #[serde(default)]
     target: String,
+    /// `auto` or `off`; the catalog's default when empty.
+    #[serde(default)]
+    tables: String,
 }
 
 /// `GET /ui/catalogs/{catalog}/compare?source=&target=`.
@@ -36,18 +39,20 @@ pub async fn compare(
 ) -> Response {
     let chrome = Chrome::of(&session);
     let target = non_empty(&params.target).unwrap_or(pangolin_catalog::DEFAULT_BRANCH);
+    let tables = non_empty(&params.tables);
     let Some(source) = non_empty(&params.source) else {
-        let body = picker(&catalog, "", target);
+        let body = picker(&catalog, "", target, tables);
         return page(&chrome, "Compare and merge", body).into_response();
     };
-    let request = merge_request(source, target, None, Vec::new(), true);
+    let mut request = merge_request(source, target, None, Vec::new(), true);
+    request.table_merge = tables.map(str::to_owned);
     let outcome = merge::merge(State(state), PathParams(catalog.clone()), JsonBody(request)).await;
     let (status, body) = match outcome {
         Ok((status, result)) => (
             status,
             html! {
-                (picker(&catalog, source, target))
-                (result_view(&chrome, &catalog, source, target, &result.0))
+                (picker(&catalog, source, target, tables))
+                (result_view(&chrome, &catalog, (source, target, tables), &result.0))
             },
         ),
         // Whoever may not merge into the target still sees the comparison page, without a
@@ -55,7 +60,7 @@ pub async fn compare(
         Err(error) if error.status == StatusCode::FORBIDDEN => (
             StatusCode::OK,
             html! {
-                (picker(&catalog, source, target))
+                (picker(&catalog, source, target, tables))
                 div.error role="status" { p { "You may not merge into " code { (target) } ": " (error.message) } }
             },
         ),
@@ -94,13 +99,19 @@ fn merge_request(
     }
 }
 
-fn picker(catalog: &str, source: &str, target: &str) -> Markup {
+fn picker(catalog: &str, source: &str, target: &str, tables: Option<&str>) -> Markup {
     html! {
         form method="get" action={ "/ui/catalogs/" (enc(catalog)) "/compare" } {
             label for="source" { "Source (any reference)" }
             input #source type="text" name="source" value=(source) required;
             label for="target" { "Target branch" }
             input #target type="text" name="target" value=(target);
+            label for="tables" { "Tables both sides changed" }
+            select #tables name="tables" {
+                option value="" selected[tables.is_none()] { "as the catalog merges them" }
+                option value="auto" selected[tables == Some("auto")] { "merge their changes when they commute" }
+                option value="off" selected[tables == Some("off")] { "are conflicts" }
+            }
             " " button type="submit" { "Compare" }
         }
     }
@@ -109,8 +120,7 @@ fn picker(catalog: &str, source: &str, target: &str) -> Markup {
 fn result_view(
     chrome: &Chrome,
     catalog: &str,
-    source: &str,
-    target: &str,
+    (source, target, tables): (&str, &str, Option<&str>),
     result: &HistoryResult,
 ) -> Markup {
     let base = format!("/ui/catalogs/{}", enc(catalog));
@@ -134,11 +144,18 @@ fn result_view(
                 } } }
             }
         }
+        @if !result.table_merges.is_empty() {
+            h3 { "Tables both sides changed, merged inside" }
+            ul { @for table in &result.table_merges {
+                li { code { (table.key.join(".")) } ": " (table.plan.join("; ")) }
+            } }
+        }
         @if result.result != "up-to-date" {
             form method="post" action={ (base) "/merge" } {
                 input type="hidden" name="csrf" value=(chrome.csrf());
                 input type="hidden" name="source" value=(source);
                 input type="hidden" name="target" value=(target);
+                input type="hidden" name="tables" value=(tables.unwrap_or_default());
                 input type="hidden" name="expected" value=(result.previous_head);
                 @if !result.conflicts.is_empty() {
                     h3 { "Conflicts" }
@@ -149,7 +166,10 @@ fn result_view(
                             @let id = format!("resolve-{}", conflict.key.join("-"));
                             tr {
                                 td { label for=(id) { code { (conflict.key.join(".")) } } }
-                                td { span.badge { (conflict.kind) } }
+                                td {
+                                    span.badge { (conflict.kind) }
+                                    @if let Some(reason) = &conflict.reason { div.muted { (reason) } }
+                                }
                                 td { select id=(id) name=(field) required {
                                     option value="" { "choose…" }
                                     option value="ours" { "the target's (" (target) ")" }
@@ -194,14 +214,16 @@ pub async fn merge(
         })
         .collect();
     let (source, target) = (field("source"), field("target"));
+    let tables = Some(field("tables")).filter(|t| !t.is_empty());
     let expected = Some(field("expected")).filter(|e| !e.is_empty());
-    let request = merge_request(&source, &target, expected, resolutions, false);
+    let mut request = merge_request(&source, &target, expected, resolutions, false);
+    request.table_merge = tables.clone();
     match merge::merge(State(state), PathParams(catalog.clone()), JsonBody(request)).await {
         Ok((StatusCode::CONFLICT, result)) => {
             let chrome = Chrome::of(&session);
             let body = html! {
                 div.error role="alert" { p { "The merge still has conflicts: nothing was changed." } }
-                (result_view(&chrome, &catalog, &source, &target, &result.0))
+                (result_view(&chrome, &catalog, (&source, &target, tables.as_deref()), &result.0))
             };
             (
                 StatusCode::CONFLICT,
