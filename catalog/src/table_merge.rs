@@ -4,7 +4,7 @@
 //! the source's appended ones), and the source's properties and added fields applied, written
 //! as the table's next metadata file.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use pangolin_store::{Content, ContentKey, Entry};
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
 use crate::iceberg::io::{WRITE_METADATA_PATH, next_table_metadata_location};
-use crate::iceberg::manifest_list::{ManifestList, recommit};
+use crate::iceberg::manifest_list::{ManifestList, recommit, restamp_manifest};
 use crate::iceberg::metadata::TableMetadata;
 use crate::iceberg::table_merge::{self, TableMergePlan};
 use crate::iceberg::update::{MetadataBuilder, TableUpdate, canonical_location};
@@ -130,6 +130,24 @@ fn summary(
     summary
 }
 
+/// The manifest list of the table's current snapshot.
+async fn read_list(
+    warehouse: &crate::Warehouse,
+    metadata: &TableMetadata,
+) -> Result<ManifestList, String> {
+    let location = metadata
+        .current_snapshot()
+        .and_then(|s| s.manifest_list.clone())
+        .ok_or("the table's current snapshot has no manifest list")?;
+    // Hadoop-based writers name local files `file:/path`.
+    let bytes = warehouse
+        .io
+        .read_bytes(&canonical_location(&location))
+        .await
+        .map_err(|e| e.to_string())?;
+    ManifestList::read(&bytes).map_err(|e| format!("manifest list {location}: {e}"))
+}
+
 fn update(value: Value) -> Result<TableUpdate, String> {
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
@@ -166,6 +184,15 @@ impl Catalog {
             Err(overlap) => return Ok(TableMerge::Overlap(overlap.0)),
         };
         let words = plan.describe();
+        // Whether the source's appends can be re-committed shows in its manifest list: look
+        // before writing anything, and in a dry run too.
+        if !plan.appended.is_empty() {
+            let theirs_list = read_list(&warehouse, theirs_meta).await.map_err(&fail)?;
+            let appended: BTreeSet<i64> = plan.appended.iter().copied().collect();
+            if let Err(reason) = theirs_list.appended_manifests(&appended) {
+                return Ok(TableMerge::Overlap(reason));
+            }
+        }
         if !write {
             return Ok(TableMerge::Merged {
                 entry: None,
@@ -253,50 +280,19 @@ impl Catalog {
         builder: &MetadataBuilder,
         now: i64,
     ) -> Result<Result<Value, String>, String> {
-        let read_list = |location: Option<String>| {
-            let io = warehouse.io.clone();
-            async move {
-                match location {
-                    None => Ok(None),
-                    Some(at) => {
-                        // Hadoop-based writers name local files `file:/path`.
-                        let bytes = io
-                            .read_bytes(&canonical_location(&at))
-                            .await
-                            .map_err(|e| e.to_string())?;
-                        ManifestList::read(&bytes)
-                            .map(Some)
-                            .map_err(|e| format!("manifest list {at}: {e}"))
-                    }
-                }
-            }
+        let theirs_list = read_list(warehouse, theirs).await?;
+        let ours_list = match ours.current_snapshot() {
+            Some(_) => Some(read_list(warehouse, ours).await?),
+            None => None,
         };
-        let theirs_list = read_list(
-            theirs
-                .current_snapshot()
-                .and_then(|s| s.manifest_list.clone()),
-        )
-        .await?
-        .ok_or("the source's current snapshot has no manifest list")?;
-        let ours_list = read_list(
-            ours.current_snapshot()
-                .and_then(|s| s.manifest_list.clone()),
-        )
-        .await?;
         let snapshot_id = fresh_snapshot_id(ours);
         let sequence = ours.last_sequence_number + 1;
         let appended: BTreeSet<i64> = plan.appended.iter().copied().collect();
-        let made = match recommit(
-            ours_list.as_ref(),
-            &theirs_list,
-            &appended,
-            (snapshot_id, ours.current_snapshot_id, sequence),
-            ours.format_version,
-        ) {
-            Ok(made) => made,
+        let manifests = match theirs_list.appended_manifests(&appended) {
+            Ok(paths) => paths,
             Err(reason) => return Ok(Err(reason)),
         };
-        // Where the table's own writers put manifest lists: its metadata folder.
+        // Where the table's own writers put manifests and lists: its metadata folder.
         let folder = match ours
             .properties
             .get(WRITE_METADATA_PATH)
@@ -305,6 +301,40 @@ impl Catalog {
         {
             Some(folder) => canonical_location(folder),
             None => format!("{}/metadata", canonical_location(&ours.location)),
+        };
+        // The source's manifests name the source's snapshots in their entries: copies that
+        // name the new one, so the files are the new snapshot's as readers see them.
+        let mut rewritten = BTreeMap::new();
+        for (i, path) in manifests.iter().enumerate() {
+            let bytes = warehouse
+                .io
+                .read_bytes(&canonical_location(path))
+                .await
+                .map_err(|e| e.to_string())?;
+            let restamped = match restamp_manifest(&bytes, snapshot_id) {
+                Ok(restamped) => restamped,
+                Err(reason) => return Ok(Err(format!("manifest {path}: {reason}"))),
+            };
+            let copy = format!("{folder}/{}-m{i}.avro", uuid::Uuid::new_v4());
+            warehouse
+                .ensure_contains(&[&copy])
+                .map_err(|e| e.to_string())?;
+            let length = i64::try_from(restamped.len()).unwrap_or(i64::MAX);
+            crate::iceberg::json_io::write_new(&warehouse.io, &copy, restamped)
+                .await
+                .map_err(|e| e.to_string())?;
+            rewritten.insert(path.clone(), (copy, length));
+        }
+        let made = match recommit(
+            ours_list.as_ref(),
+            &theirs_list,
+            &appended,
+            (snapshot_id, ours.current_snapshot_id, sequence),
+            ours.format_version,
+            &rewritten,
+        ) {
+            Ok(made) => made,
+            Err(reason) => return Ok(Err(reason)),
         };
         let list_location = format!(
             "{folder}/snap-{snapshot_id}-1-{}.avro",

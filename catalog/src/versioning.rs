@@ -287,6 +287,13 @@ impl Catalog {
         let settled = self
             .settle_tables(conflicts, options, !options.dry_run)
             .await?;
+        if !settled.overlaps.is_empty() {
+            // A table changed between the two looks: nothing lands.
+            return Ok(Settlement::Conflicted {
+                outcome: annotate(outcome.clone(), &settled.overlaps),
+                tables: settled.tables,
+            });
+        }
         Ok(Settlement::Settled {
             options: MergeOptions {
                 resolutions: settled.resolutions,

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use apache_avro::types::Value as Avro;
 use apache_avro::{Schema as AvroSchema, Writer};
+use common::files::manifest_of;
 use common::lake::*;
 use pangolin_catalog::iceberg::manifest_list::ManifestList;
 use pangolin_catalog::{HistoryRequest, MergeReport, TableMergeMode};
@@ -86,11 +87,11 @@ async fn snapshot(
         .and_then(|s| s.summary.get("total-records"))
         .map_or(0, |t| t.parse().unwrap());
     let mut manifests = earlier.to_vec();
-    manifests.push((
-        format!("{}/metadata/m-{id}.avro", table_meta.location),
-        id,
-        sequence,
-    ));
+    let manifest = format!("{}/metadata/m-{id}.avro", table_meta.location);
+    let data = format!("{}/data/{id}.parquet", table_meta.location);
+    std::fs::create_dir_all(local(&manifest).parent().unwrap()).unwrap();
+    std::fs::write(local(&manifest), manifest_of(&[data])).unwrap();
+    manifests.push((manifest, id, sequence));
     let list = format!("{}/metadata/snap-{id}.avro", table_meta.location);
     std::fs::create_dir_all(local(&list).parent().unwrap()).unwrap();
     std::fs::write(local(&list), list_bytes(&manifests)).unwrap();
@@ -244,9 +245,39 @@ async fn appends_on_both_branches_merge_into_one_snapshot_naming_both_sides_mani
             (path, by, seq)
         })
         .collect();
-    let mut expected = ours.clone();
-    expected.push((theirs[1].0.clone(), new.snapshot_id, 3));
-    assert_eq!(entries, expected, "ours as they were, theirs re-stamped");
+    assert_eq!(entries[..2], ours[..], "ours as they were");
+    let (copy, added_by, sequence) = &entries[2];
+    assert_eq!(
+        (*added_by, *sequence),
+        (new.snapshot_id, 3),
+        "theirs re-stamped"
+    );
+    assert_ne!(copy, &theirs[1].0, "a copy of the source's manifest");
+    // The copy names the new snapshot in its entries; the source's own is untouched.
+    let snapshot_ids = |path: &str| -> Vec<Option<i64>> {
+        let bytes = std::fs::read(local(path)).unwrap();
+        apache_avro::Reader::new(bytes.as_slice())
+            .unwrap()
+            .map(|v| {
+                let Avro::Record(fields) = v.unwrap() else {
+                    panic!()
+                };
+                match &fields.iter().find(|(n, _)| n == "snapshot_id").unwrap().1 {
+                    Avro::Union(_, inner) => match inner.as_ref() {
+                        Avro::Long(id) => Some(*id),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            })
+            .collect()
+    };
+    assert!(
+        snapshot_ids(copy)
+            .iter()
+            .all(|id| *id == Some(new.snapshot_id))
+    );
+    assert!(snapshot_ids(&theirs[1].0).iter().all(Option::is_none));
 }
 
 #[tokio::test]

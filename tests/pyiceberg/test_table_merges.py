@@ -88,6 +88,12 @@ def test_appends_on_both_branches_merge_into_a_table_with_every_row(client):
     assert current.summary["added-records"] == "3"
     assert current.summary["total-records"] == "6"
     assert duckdb_reads(table.metadata_location) == read(client, target, name)
+    # Every file is attributed to a snapshot the merged table has: the source's files to the
+    # new one.
+    snapshot_ids = {s.snapshot_id for s in table.snapshots()}
+    entries = table.inspect.entries().to_pydict()
+    assert set(entries["snapshot_id"]) <= snapshot_ids, entries["snapshot_id"]
+    assert entries["snapshot_id"].count(current.snapshot_id) == 2
     # The target's history is kept whole under the merged snapshot.
     parents = [s.snapshot_id for s in table.snapshots()]
     assert len(parents) == 3 and current.parent_snapshot_id == parents[1]

@@ -29,6 +29,9 @@ def test_spark_appends_on_two_branches_merge_into_every_row(spark, api, spark_ca
     assert scalar(spark, f"SELECT count(*) FROM {table} WHERE ts >= TIMESTAMP '2026-11-06'") == 2
     snapshots = rows(spark, f"SELECT operation, summary['added-records'] FROM {table}.snapshots ORDER BY committed_at")
     assert snapshots[-1] == ("append", "2"), snapshots
+    # Every file is attributed to a snapshot the merged table has.
+    snapshot_ids = {r[0] for r in rows(spark, f"SELECT snapshot_id FROM {table}.snapshots")}
+    assert {r[0] for r in rows(spark, f"SELECT snapshot_id FROM {table}.entries")} <= snapshot_ids
     spark.sql(f"INSERT INTO {table} VALUES (8, 'date', 1, TIMESTAMP '2026-11-08 09:00:00')")
     assert scalar(spark, f"SELECT count(*) FROM {table}") == 8
 

@@ -6,7 +6,7 @@
 //! list schema (the source's entries resolved to it by field name), so every field a writer
 //! put there (partition summaries, key metadata, first row ids) is carried over.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use apache_avro::Schema;
 use apache_avro::types::Value;
@@ -71,6 +71,52 @@ fn set_long(record: &mut Value, name: &str, value: i64) {
     }
 }
 
+fn set_string(record: &mut Value, name: &str, value: String) {
+    if let Value::Record(fields) = record
+        && let Some((_, slot)) = fields.iter_mut().find(|(n, _)| n == name)
+    {
+        *slot = Value::String(value);
+    }
+}
+
+/// A manifest of added files re-stamped as added by snapshot `snapshot_id`: every entry must
+/// be an added one (status 1), and its `snapshot_id` becomes the new snapshot's (sequence
+/// numbers left to inheritance stay so). Schema and file metadata are kept.
+pub fn restamp_manifest(bytes: &[u8], snapshot_id: i64) -> Result<Vec<u8>, String> {
+    let reader = apache_avro::Reader::new(bytes).map_err(|e| e.to_string())?;
+    let schema = reader.writer_schema().clone();
+    let metadata = reader.user_metadata().clone();
+    let mut entries = Vec::new();
+    for (i, entry) in reader.enumerate() {
+        let mut entry = entry.map_err(|e| format!("entry {i}: {e}"))?;
+        if number(&entry, &["status"]) != Some(1) {
+            return Err(format!(
+                "entry {i} of an appended manifest is not an added file"
+            ));
+        }
+        if let Value::Record(fields) = &mut entry
+            && let Some((_, slot)) = fields.iter_mut().find(|(n, _)| n == "snapshot_id")
+        {
+            // Optional fields are written `["null", "long"]`, the long second.
+            *slot = match slot {
+                Value::Union(..) => Value::Union(1, Box::new(Value::Long(snapshot_id))),
+                _ => Value::Long(snapshot_id),
+            };
+        }
+        entries.push(entry);
+    }
+    let mut writer = apache_avro::Writer::new(&schema, Vec::new());
+    for (key, value) in metadata {
+        writer
+            .add_user_metadata(key, value)
+            .map_err(|e| e.to_string())?;
+    }
+    for entry in entries {
+        writer.append(entry).map_err(|e| e.to_string())?;
+    }
+    writer.into_inner().map_err(|e| e.to_string())
+}
+
 impl ManifestList {
     pub fn read(bytes: &[u8]) -> Result<Self, String> {
         let reader = apache_avro::Reader::new(bytes).map_err(|e| e.to_string())?;
@@ -93,6 +139,20 @@ impl ManifestList {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The paths of the manifests `snapshots` added (checked as [`recommit`] checks them).
+    pub fn appended_manifests(&self, snapshots: &BTreeSet<i64>) -> Result<Vec<String>, String> {
+        Ok(self
+            .added_by(snapshots)?
+            .iter()
+            .filter_map(
+                |entry| match field(entry, "manifest_path").map(unwrap_union) {
+                    Some(Value::String(path)) => Some(path.clone()),
+                    _ => None,
+                },
+            )
+            .collect())
     }
 
     /// The manifests `snapshots` added, each checked to hold only files added by it: a
@@ -176,6 +236,7 @@ pub fn recommit(
     appended: &BTreeSet<i64>,
     (snapshot_id, parent_id, sequence_number): (i64, Option<i64>, i64),
     format_version: u8,
+    rewritten: &BTreeMap<String, (String, i64)>,
 ) -> Result<Recommitted, String> {
     let taken = theirs.added_by(appended)?;
     let base = ours.unwrap_or(theirs);
@@ -206,6 +267,12 @@ pub fn recommit(
             .resolve(record_schema)
             .map_err(|e| format!("a manifest of the source does not fit the target's list: {e}"))?;
         set_long(&mut entry, "added_snapshot_id", snapshot_id);
+        if let Some(Value::String(path)) = field(&entry, "manifest_path").map(unwrap_union)
+            && let Some((new_path, length)) = rewritten.get(path).cloned()
+        {
+            set_string(&mut entry, "manifest_path", new_path);
+            set_long(&mut entry, "manifest_length", length);
+        }
         if format_version >= 2 {
             set_long(&mut entry, "sequence_number", sequence_number);
             set_long(&mut entry, "min_sequence_number", sequence_number);
@@ -292,6 +359,7 @@ mod tests {
             &BTreeSet::from([3, 4]),
             (9, Some(2), 5),
             2,
+            &BTreeMap::from([("m-theirs-b".to_owned(), ("m-new".to_owned(), 7))]),
         )
         .unwrap();
         assert_eq!(
@@ -314,7 +382,8 @@ mod tests {
                 other => panic!("{other:?}"),
             })
             .collect();
-        assert_eq!(paths, ["m-base", "m-ours", "m-theirs-a", "m-theirs-b"]);
+        assert_eq!(paths, ["m-base", "m-ours", "m-theirs-a", "m-new"]);
+        assert_eq!(number(&entries[3], &["manifest_length"]), Some(7));
         assert_eq!(
             number(&entries[1], &["added_snapshot_id"]),
             Some(2),
@@ -330,7 +399,15 @@ mod tests {
     #[test]
     fn a_manifest_carrying_earlier_files_is_refused() {
         let theirs = ManifestList::read(&list(vec![entry("m-merged", 3, 2, 5)])).unwrap();
-        let error = recommit(None, &theirs, &BTreeSet::from([3]), (9, None, 1), 2).unwrap_err();
+        let error = recommit(
+            None,
+            &theirs,
+            &BTreeSet::from([3]),
+            (9, None, 1),
+            2,
+            &BTreeMap::new(),
+        )
+        .unwrap_err();
         assert!(error.contains("merging append"), "{error}");
     }
 }
