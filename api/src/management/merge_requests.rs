@@ -13,13 +13,14 @@ use pangolin_catalog::merge_requests::{
     BranchProtection, CheckRun, CreateMergeRequestError, GetMergeRequestError, MergeRequest,
     MergeRequestError, MergeRequests, MergedBy, NewMergeRequest, RequestState, RunChecksError,
 };
-use pangolin_catalog::tenancy::{GetCatalogError, Name, RecordsError, SetProtectionError};
+use pangolin_catalog::tenancy::{Name, RecordsError, SetProtectionError};
 use pangolin_catalog::{Catalog, RefSpec};
 use pangolin_refs::RefName;
 use pangolin_store::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::retention::get_error as catalog_record_error;
 use super::{authorize, decode_token, encode_token, open, page_size};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
@@ -76,7 +77,7 @@ pub async fn get_protection(
         .tenancy()
         .resolve(catalog.tenant(), catalog.name())
         .await
-        .map_err(catalog_error)?;
+        .map_err(catalog_record_error)?;
     Ok(Json(ProtectionAnswer {
         protection: record
             .value
@@ -143,7 +144,7 @@ async fn set_protection(
         .await
         .map_err(|e| match e {
             SetProtectionError::Invalid(_) => ApiError::bad_request(e.to_string()),
-            SetProtectionError::Get(e) => catalog_error(e),
+            SetProtectionError::Get(e) => catalog_record_error(e),
             SetProtectionError::Records(e) => ApiError::internal(&e),
         })?;
     state.catalogs.forget(catalog.tenant(), catalog.name());
@@ -154,17 +155,6 @@ async fn set_protection(
             .map(protection_view)
             .transpose()?,
     }))
-}
-
-fn catalog_error(error: GetCatalogError) -> ApiError {
-    match error {
-        GetCatalogError::NotFound { catalog, .. } => ApiError::new(
-            StatusCode::NOT_FOUND,
-            "NoSuchCatalogException",
-            format!("there is no catalog named `{catalog}`"),
-        ),
-        other => ApiError::internal(&other),
-    }
 }
 
 /// A check's outcome on one run.

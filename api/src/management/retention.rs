@@ -138,7 +138,8 @@ async fn set(
     }))
 }
 
-fn get_error(error: GetCatalogError) -> ApiError {
+/// A catalog record that could not be read, as an answer.
+pub(super) fn get_error(error: GetCatalogError) -> ApiError {
     match error {
         GetCatalogError::NotFound { catalog, .. } => ApiError::new(
             axum::http::StatusCode::NOT_FOUND,
