@@ -270,6 +270,11 @@ impl Catalog {
         self.warehouse.as_ref()
     }
 
+    /// Where the catalog keeps its files, when it has a warehouse.
+    pub fn warehouse_root(&self) -> Option<&str> {
+        self.warehouse.as_ref().map(|w| w.root.as_str())
+    }
+
     pub fn tenant(&self) -> &str {
         &self.tenant
     }

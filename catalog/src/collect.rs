@@ -2,7 +2,7 @@
 //! nodes left by deleted branches, by refs reset past them, and by writes that never landed.
 //!
 //! Kept: everything reachable (whole ancestry, every tree) from the head of every branch and
-//! tag, from every commit their ref logs record within the ref's retention window, and from
+//! tag and of every remote's tracking refs, from every commit their ref logs record within the ref's retention window, and from
 //! every other commit made within the catalog's window (a bare hash can still read it). So
 //! `log`, merge bases and every read the retention policy allows keep working, and a catalog
 //! without a policy keeps every commit: only objects no commit names can go. Windows are
@@ -88,6 +88,8 @@ pub enum CollectError {
     Folders(#[from] crate::orphans::MarkError),
     #[error(transparent)]
     Forgotten(#[from] crate::orphans::ForgottenError),
+    #[error(transparent)]
+    Records(#[from] crate::tenancy::records::RecordsError),
     #[error(
         "refs moved during each of {0} attempts to delete; {1} objects were deleted, the rest \
          are kept: run it again when fewer writers are busy"
@@ -252,8 +254,12 @@ impl Catalog {
             reach.push(*head);
         }
         walk(self, reach, progress).await?;
-        // Logged commits past an earlier, shorter window may be gone already.
+        // Logged commits past an earlier, shorter window may be gone already; so may a
+        // remote's history a fetch recorded while this walk ran, which the next fetch mends.
         reach.set_lenient(true);
+        for head in crate::remotes::tracking_heads(self).await? {
+            reach.push(head);
+        }
         for (reference, _) in refs {
             let cutoff = self.retention().map(|policy| {
                 policy

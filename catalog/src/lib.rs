@@ -26,6 +26,7 @@ pub mod namespace;
 pub mod orphans;
 pub mod reach;
 pub mod ref_cache;
+pub mod remotes;
 pub mod retention;
 pub mod store;
 pub mod table;

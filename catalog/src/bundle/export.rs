@@ -39,6 +39,8 @@ pub struct Export {
     store: std::sync::Arc<dyn Store>,
     repo: RepoId,
     header: Header,
+    /// Commits whose reach is left out: the receiver holds it.
+    exclude: Vec<ObjectId>,
 }
 
 /// What an export wrote.
@@ -65,9 +67,24 @@ impl Catalog {
             }
         }
         let refs = all_refs(self.store().as_ref(), &repo).await?;
-        Ok(Export {
+        let exclude = base
+            .iter()
+            .flat_map(|b| b.refs.iter().map(|r| r.hash))
+            .collect();
+        Ok(self.export_of(refs, base, exclude))
+    }
+
+    /// An export of `refs` leaving out what the commits of `exclude` reach, which must be
+    /// stored.
+    pub(crate) fn export_of(
+        &self,
+        refs: Vec<BundleRef>,
+        base: Option<Base>,
+        exclude: Vec<ObjectId>,
+    ) -> Export {
+        Export {
             store: self.store().clone(),
-            repo,
+            repo: self.odb().repo().clone(),
             header: Header {
                 tenant: self.tenant().to_owned(),
                 catalog: self.name().to_owned(),
@@ -75,7 +92,8 @@ impl Catalog {
                 refs,
                 base,
             },
-        })
+            exclude,
+        }
     }
 }
 
@@ -98,12 +116,10 @@ impl Export {
     pub async fn write(self, out: mpsc::Sender<Bytes>) -> Result<Exported, ExportError> {
         let store: &dyn ObjectStore = self.store.as_ref();
         let mut walk = Reach::default();
-        if let Some(base) = &self.header.base {
-            for r in &base.refs {
-                walk.push(r.hash);
-            }
-            while !walk.next(store, &self.repo).await?.is_empty() {}
+        for id in &self.exclude {
+            walk.push(*id);
         }
+        while !walk.next(store, &self.repo).await?.is_empty() {}
         for r in &self.header.refs {
             walk.push(r.hash);
         }
@@ -126,7 +142,7 @@ impl Export {
         let (id, end) = writer.finish();
         bytes += end.len() as u64;
         send(&out, end).await?;
-        tracing::info!(%id, objects, bytes, "exported");
+        tracing::info!(%id, objects, bytes, excluded = self.exclude.len(), "exported");
         Ok(Exported { id, objects, bytes })
     }
 }
@@ -136,7 +152,7 @@ async fn send(out: &mpsc::Sender<Bytes>, bytes: Bytes) -> Result<(), ExportError
 }
 
 /// Every branch and tag, in ref order.
-pub(super) async fn all_refs(
+pub(crate) async fn all_refs(
     store: &dyn Store,
     repo: &RepoId,
 ) -> Result<Vec<BundleRef>, BackendError> {

@@ -12,15 +12,12 @@
 use pangolin_refs::{
     Expected, RefKind, RefName, RefUpdate, Reference, Target, TransactError, Transaction,
 };
-use pangolin_store::{BackendError, Object, ObjectId, RawObject, ReadError, Timestamp};
+use pangolin_store::{BackendError, ObjectId, ReadError, Timestamp};
 
 use super::export::all_refs;
-use super::format::{BundleError, BundleId, BundleReader, BundleRef, Closure, Header, Item};
+use super::format::{BundleError, BundleId, BundleRef, Header};
+use super::intake::{Intake, IntakeError};
 use crate::catalog::{Catalog, DEFAULT_BRANCH};
-
-/// Objects stored together at most, and the bytes at which a batch is stored early.
-const PUT_BATCH: usize = 512;
-const PUT_BYTES: usize = 8 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -56,6 +53,18 @@ pub enum ImportError {
     Backend(#[from] BackendError),
 }
 
+impl From<IntakeError> for ImportError {
+    fn from(error: IntakeError) -> Self {
+        match error {
+            IntakeError::Malformed(e) => Self::Malformed(e),
+            IntakeError::Incomplete { count, first } => Self::Incomplete { count, first },
+            IntakeError::NotACommit { reference, hash } => Self::NotACommit { reference, hash },
+            IntakeError::Read(e) => Self::Read(e),
+            IntakeError::Backend(e) => Self::Backend(e),
+        }
+    }
+}
+
 /// What an import did.
 #[derive(Debug, Clone)]
 pub struct Imported {
@@ -73,14 +82,10 @@ pub struct Imported {
 #[derive(Debug)]
 pub struct Importer<'a> {
     catalog: &'a Catalog,
-    reader: BundleReader,
-    closure: Closure,
+    intake: Intake,
     header: Option<Header>,
     /// The refs the catalog had when the header was checked: the transaction's expectations.
     before: Vec<BundleRef>,
-    pending: Vec<RawObject>,
-    pending_bytes: usize,
-    id: Option<BundleId>,
 }
 
 impl Catalog {
@@ -88,13 +93,9 @@ impl Catalog {
     pub fn importer(&self) -> Importer<'_> {
         Importer {
             catalog: self,
-            reader: BundleReader::new(),
-            closure: Closure::default(),
+            intake: Intake::default(),
             header: None,
             before: Vec::new(),
-            pending: Vec::new(),
-            pending_bytes: 0,
-            id: None,
         }
     }
 }
@@ -102,60 +103,27 @@ impl Catalog {
 impl Importer<'_> {
     /// Reads `bytes`, the next piece of the bundle.
     pub async fn feed(&mut self, bytes: &[u8]) -> Result<(), ImportError> {
-        self.reader.feed(bytes);
-        while let Some(item) = self.reader.next_item()? {
-            match item {
-                Item::Header(header) => {
-                    self.before = self.check_target(&header).await?;
-                    self.header = Some(*header);
-                }
-                Item::Object(raw, object) => self.take(raw, &object).await?,
-                Item::End(id) => self.id = Some(id),
-            }
+        self.intake.push(bytes);
+        while let Some(header) = self.intake.advance(self.catalog).await? {
+            self.before = self.check_target(&header).await?;
+            self.header = Some(header);
         }
         Ok(())
     }
 
     /// Checks that the whole bundle arrived and applies its refs.
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.catalog.name()))]
-    pub async fn finish(mut self, principal: &str) -> Result<Imported, ImportError> {
-        self.reader.finish()?;
-        let (Some(header), Some(id)) = (self.header.take(), self.id) else {
+    pub async fn finish(self, principal: &str) -> Result<Imported, ImportError> {
+        let Some(header) = self.header else {
             return Err(BundleError::Truncated.into());
         };
-        self.store_pending().await?;
+        // Only an incremental bundle may point into what the catalog already holds.
+        let taken = self
+            .intake
+            .finish(self.catalog, &header.refs, header.base.is_some())
+            .await?;
+        let id = taken.id;
         let odb = self.catalog.odb();
-        let missing = self.closure.missing();
-        if let Some(&first) = missing.first() {
-            // Only an incremental bundle may point into what the catalog already holds.
-            let held = if header.base.is_some() {
-                let mut held = true;
-                for ids in missing.chunks(PUT_BATCH) {
-                    let found = self.catalog.store().get_many(odb.repo(), ids).await?;
-                    held &= found.iter().all(Option::is_some);
-                }
-                held
-            } else {
-                false
-            };
-            if !held {
-                return Err(ImportError::Incomplete {
-                    count: missing.len(),
-                    first,
-                });
-            }
-        }
-        for r in &header.refs {
-            let commit = self.closure.holds_commit(&r.hash)
-                || (header.base.is_some()
-                    && matches!(odb.object(&r.hash).await?, Some(Object::Commit(_))));
-            if !commit {
-                return Err(ImportError::NotACommit {
-                    reference: r.reference(),
-                    hash: r.hash,
-                });
-            }
-        }
         let updates = updates(&self.before, &header.refs);
         let changed = updates.len();
         if !updates.is_empty() {
@@ -174,11 +142,11 @@ impl Importer<'_> {
                     other => ImportError::Moved(other),
                 })?;
         }
-        tracing::info!(bundle = %id, objects = self.closure.held(), changed, "imported");
+        tracing::info!(bundle = %id, objects = taken.objects, changed, "imported");
         Ok(Imported {
             bundle: id,
             base: header.base.map(|b| b.bundle),
-            objects: self.closure.held() as u64,
+            objects: taken.objects,
             refs: header.refs,
             changed,
         })
@@ -220,27 +188,6 @@ impl Importer<'_> {
             return Err(not_empty(format!("{DEFAULT_BRANCH} has commits")));
         }
         Ok(refs)
-    }
-
-    async fn take(&mut self, raw: RawObject, object: &Object) -> Result<(), ImportError> {
-        self.closure.add(&raw, object);
-        self.pending_bytes += raw.data.len();
-        self.pending.push(raw);
-        if self.pending.len() >= PUT_BATCH || self.pending_bytes >= PUT_BYTES {
-            self.store_pending().await?;
-        }
-        Ok(())
-    }
-
-    async fn store_pending(&mut self) -> Result<(), ImportError> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let repo = self.catalog.odb().repo();
-        self.catalog.store().put_many(repo, &self.pending).await?;
-        self.pending.clear();
-        self.pending_bytes = 0;
-        Ok(())
     }
 }
 

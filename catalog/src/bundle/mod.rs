@@ -6,9 +6,13 @@
 pub mod export;
 pub mod format;
 pub mod import;
+pub mod intake;
 pub mod verify;
 
 pub use export::{Export, ExportError, Exported};
-pub use format::{Base, BundleError, BundleId, BundleReader, BundleRef, Header, Item};
+pub use format::{
+    Base, BundleError, BundleId, BundleReader, BundleRef, BundleWriter, Header, Item,
+};
 pub use import::{ImportError, Imported, Importer};
+pub use intake::{Intake, IntakeError, Taken};
 pub use verify::{Verified, VerifyError, verify};

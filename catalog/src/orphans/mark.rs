@@ -40,6 +40,8 @@ pub enum MarkError {
     Unreadable { location: String, reason: String },
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Records(#[from] crate::tenancy::records::RecordsError),
 }
 
 /// A folder that holds one table's or view's files.
@@ -429,6 +431,12 @@ impl Marks {
                 }
             }
             roots.push((cutoff, ids));
+        }
+        // What a fetch brought may name files of a warehouse this catalog shares with its
+        // remote; until it is fetched past, all of its history counts.
+        let tracking = crate::remotes::tracking_heads(catalog).await?;
+        if !tracking.is_empty() {
+            roots.push((i64::MIN, tracking));
         }
         // The longest window first, so a commit walked once needs no second walk.
         roots.sort_by_key(|(cutoff, _)| *cutoff);

@@ -542,6 +542,7 @@ impl Tenancy {
         self.merge_requests()
             .delete_all(&record.value.tenant, &name)
             .await?;
+        crate::remotes::delete_all(self.records(), &record.value.tenant, &name).await?;
         let key = records::catalog_key(&record.value.tenant, &name);
         match records::delete(self.records(), &key, record.version).await {
             Ok(()) => Ok(()),
