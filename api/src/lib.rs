@@ -118,12 +118,20 @@ pub fn router(state: AppState) -> Router {
             idempotency::layer,
         ));
     let authn = axum::middleware::from_fn_with_state(state.clone(), security::authn::layer);
-    // An import reads a bundle of any size as it arrives: it is not bound by the body limit
-    // or the request timeout that the rest of the surface keeps.
+    // An import, a fetch and a push read a bundle of any size as it arrives: they are not
+    // bound by the body limit or the request timeout that the rest of the surface keeps.
     let bulk = Router::new()
         .route(
             "/api/v1/catalogs/{catalog}/import",
             post(management::bundle::import),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/remotes/{remote}/fetched",
+            post(management::remotes::fetched),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/push",
+            post(management::remotes::push),
         )
         .route_layer(authn.clone())
         .with_state(state.clone());

@@ -1313,6 +1313,60 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             Some(json!({})),
             ADMINS,
         ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/remotes",
+            "/api/v1/catalogs/lake/remotes",
+            None,
+            READERS,
+        ),
+        // The first admin of each role's turn adds it, the next is told it exists (409).
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/remotes",
+            "/api/v1/catalogs/lake/remotes",
+            Some(json!({"name": "origin", "url": "http://origin.example:8080"})),
+            ADMINS,
+        ),
+        case(
+            "GET",
+            "/api/v1/catalogs/{catalog}/remotes/{remote}",
+            "/api/v1/catalogs/lake/remotes/origin",
+            None,
+            READERS,
+        ),
+        // Allowed, it is refused as no pack (400), after authorization.
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/remotes/{remote}/fetched",
+            "/api/v1/catalogs/lake/remotes/origin/fetched",
+            Some(json!({})),
+            ADMINS,
+        ),
+        case(
+            "DELETE",
+            "/api/v1/catalogs/{catalog}/remotes/{remote}",
+            "/api/v1/catalogs/lake/remotes/origin",
+            None,
+            ADMINS,
+        ),
+        // Read on every ref sent.
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/pack",
+            "/api/v1/catalogs/lake/pack",
+            Some(json!({"want": ["main"]})),
+            READERS,
+        ),
+        // Write on the branch moved (a `dev*` writer's); allowed, it is refused as no pack
+        // (400), after authorization.
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/push",
+            "/api/v1/catalogs/lake/push?branch=dev&expected-head=0000000000000000000000000000000000000000000000000000000000000000",
+            Some(json!({})),
+            &["root", "admin", "writer"],
+        ),
         case("GET", "/api/v1/audit", "/api/v1/audit", None, ADMINS),
         case(
             "GET",

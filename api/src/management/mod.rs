@@ -14,6 +14,7 @@ pub mod merge;
 pub mod merge_requests;
 pub mod openapi;
 pub mod refs;
+pub mod remotes;
 pub mod retention;
 pub mod views;
 pub mod webhooks;
@@ -127,6 +128,15 @@ pub fn routes() -> Router<AppState> {
             post(merge_requests::close),
         )
         .route("/api/v1/catalogs/{catalog}/export", post(bundle::export))
+        .route(
+            "/api/v1/catalogs/{catalog}/remotes",
+            get(remotes::list).post(remotes::add),
+        )
+        .route(
+            "/api/v1/catalogs/{catalog}/remotes/{remote}",
+            get(remotes::get).delete(remotes::remove),
+        )
+        .route("/api/v1/catalogs/{catalog}/pack", post(remotes::pack))
         .route(
             "/api/v1/catalogs/{catalog}/maintenance/expire-snapshots",
             post(maintenance::expire_snapshots),

@@ -10,15 +10,15 @@ use super::admin::{
     warehouses,
 };
 use super::{
-    audit, bundle, catalogs, events, history, maintenance, merge, merge_requests, refs, retention,
-    views, webhooks,
+    audit, bundle, catalogs, events, history, maintenance, merge, merge_requests, refs, remotes,
+    retention, views, webhooks,
 };
 
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Pangolin management API",
-        description = "Branches, tags, history, diffs, merges, merge requests, change events and webhooks of Pangolin catalogs, and the \
+        description = "Branches, tags, history, diffs, merges, merge requests, change events, webhooks and remotes of Pangolin catalogs, and the \
                        administration of tenants, warehouses, catalogs, users, service users, \
                        API keys and roles. Errors use the Iceberg error model: \
                        {\"error\": {\"message\", \"type\", \"code\"}}.",
@@ -61,6 +61,13 @@ use super::{
         merge_requests::close,
         bundle::export,
         bundle::import,
+        remotes::list,
+        remotes::add,
+        remotes::get,
+        remotes::remove,
+        remotes::pack,
+        remotes::fetched,
+        remotes::push,
         maintenance::expire_snapshots,
         maintenance::remove_orphan_files,
         maintenance::collect_objects,

@@ -561,6 +561,48 @@ pub static ROUTES: &[Route] = &[
         Path(ManageCatalogs, Catalog),
     ),
     route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/remotes",
+        "remote.list",
+        Path(Read, Catalog),
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/remotes",
+        "remote.add",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "GET",
+        "/api/v1/catalogs/{catalog}/remotes/{remote}",
+        "remote.get",
+        Path(Read, Catalog),
+    ),
+    route(
+        "DELETE",
+        "/api/v1/catalogs/{catalog}/remotes/{remote}",
+        "remote.remove",
+        Path(ManageCatalogs, Catalog),
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/remotes/{remote}/fetched",
+        "remote.fetched",
+        Path(Write, Catalog),
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/pack",
+        "catalog.pack",
+        Handler,
+    ),
+    route(
+        "POST",
+        "/api/v1/catalogs/{catalog}/push",
+        "branch.push",
+        Handler,
+    ),
+    route(
         "POST",
         "/api/v1/catalogs/{catalog}/maintenance/expire-snapshots",
         "catalog.expire-snapshots",

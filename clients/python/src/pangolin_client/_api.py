@@ -335,6 +335,82 @@ class Versioning(_Resource):
         )
         return self._send(call)
 
+    # ---- remotes ----
+
+    @operation("GET /api/v1/catalogs/{catalog}/remotes")
+    def remotes(self) -> List[m.Remote]:
+        """The catalog's remotes, each with its branches and tags as of the last fetch."""
+        return self._send(
+            Call("GET", f"{self._base}/remotes", read=lambda b: [m.Remote.model_validate(r) for r in b["remotes"]])
+        )
+
+    @operation("POST /api/v1/catalogs/{catalog}/remotes")
+    def add_remote(self, name: str, url: str, catalog: Optional[str] = None) -> m.Remote:
+        """Adds remote `name`: catalog `catalog` (this catalog's name by default) on the
+        server at `url`. Credentials for that server stay with whoever fetches and pushes."""
+        body: Dict[str, Any] = {"name": name, "url": url}
+        if catalog is not None:
+            body["catalog"] = catalog
+        return self._send(Call("POST", f"{self._base}/remotes", json=body, read=_reader(m.Remote)))
+
+    @operation("GET /api/v1/catalogs/{catalog}/remotes/{remote}")
+    def remote(self, name: str) -> m.Remote:
+        return self._send(Call("GET", f"{self._base}/remotes/{_seg(name)}", read=_reader(m.Remote)))
+
+    @operation("DELETE /api/v1/catalogs/{catalog}/remotes/{remote}")
+    def remove_remote(self, name: str) -> None:
+        self._send(Call("DELETE", f"{self._base}/remotes/{_seg(name)}"))
+
+    @operation("POST /api/v1/catalogs/{catalog}/pack")
+    def pack(self, want: Optional[Sequence[str]] = None, have: Sequence[str] = ()) -> bytes:
+        """A pack (a bundle's bytes) of the branches and tags in `want` (all when None) without
+        what the commits in `have` reach."""
+        body: Dict[str, Any] = {"have": list(have)}
+        if want is not None:
+            body["want"] = list(want)
+        return self._send(Call("POST", f"{self._base}/pack", json=body, raw=True))
+
+    @operation("POST /api/v1/catalogs/{catalog}/remotes/{remote}/fetched")
+    def receive_fetch(self, remote: str, pack: bytes) -> m.FetchReport:
+        """Stores a pack fetched from `remote` and records its refs as the remote's."""
+        call = Call(
+            "POST",
+            f"{self._base}/remotes/{_seg(remote)}/fetched",
+            content=pack,
+            content_type="application/vnd.pangolin.bundle",
+            read=_reader(m.FetchReport),
+        )
+        return self._send(call)
+
+    @operation("POST /api/v1/catalogs/{catalog}/push")
+    def receive_push(
+        self,
+        branch: str,
+        pack: bytes,
+        *,
+        expected_head: Optional[str] = None,
+        force: bool = False,
+        origin: Optional[str] = None,
+    ) -> m.PushReport:
+        """Moves `branch` to the head of a pack of it, from `expected_head` (None: the branch
+        must not exist); only a fast-forward unless `force`."""
+        params: Dict[str, Any] = {"branch": branch}
+        if expected_head is not None:
+            params["expected-head"] = expected_head
+        if force:
+            params["force"] = "true"
+        if origin is not None:
+            params["origin"] = origin
+        call = Call(
+            "POST",
+            f"{self._base}/push",
+            params=params,
+            content=pack,
+            content_type="application/vnd.pangolin.bundle",
+            read=_reader(m.PushReport),
+        )
+        return self._send(call)
+
     @operation("POST /api/v1/catalogs/{catalog}/maintenance/expire-snapshots")
     def expire_snapshots(
         self,

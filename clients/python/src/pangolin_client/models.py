@@ -436,6 +436,52 @@ class ImportResult(Model):
     changed_refs: int
 
 
+class Remote(Model):
+    """Another server's catalog, and its branches and tags as of the last fetch
+    (`{"type", "name", "hash"}`)."""
+
+    name: str
+    url: str
+    catalog: str
+    added_by: str
+    added_at: str
+    refs: List[Dict[str, Any]] = []
+    fetched_at: Optional[str] = None
+    fetched_by: Optional[str] = None
+
+
+class TrackingChange(Model):
+    type: str
+    name: str
+    old: Optional[str] = None
+    new: Optional[str] = None
+    forced: bool
+
+
+class FetchReport(Model):
+    """What a fetch stored: the pack's objects and how the remote's refs moved."""
+
+    pack: str
+    objects: int
+    bytes: int
+    remote: Remote
+    changes: List[TrackingChange] = []
+    warehouse: Optional[str] = None
+
+
+class PushReport(Model):
+    """What a push did: `created`, `fast-forward`, `forced` or `up-to-date`."""
+
+    result: str
+    branch: str
+    previous: Optional[str] = None
+    head: str
+    pack: str
+    objects: int
+    bytes: int
+    warehouse: Optional[str] = None
+
+
 class Tenant(Model):
     name: str
     description: Optional[str] = None
