@@ -13,7 +13,7 @@ use crate::context::Context;
 use crate::error::{CliError, Exit, Result};
 use crate::profile::GlobalArgs;
 
-const BUNDLE_TYPE: &str = "application/vnd.pangolin.bundle";
+pub(crate) const BUNDLE_TYPE: &str = "application/vnd.pangolin.bundle";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::help::after(
@@ -205,14 +205,14 @@ pub(crate) async fn export(args: ExportArgs) -> Result<()> {
 }
 
 /// Writes the answer's body to `file` as it arrives.
-async fn receive(response: &mut reqwest::Response, file: &mut File) -> Result<()> {
+pub(crate) async fn receive(response: &mut reqwest::Response, file: &mut File) -> Result<()> {
     let total = response.content_length().unwrap_or(0);
     let mut progress = Progress::new("receiving", total);
     let mut received = 0u64;
     loop {
         let chunk = response.chunk().await.map_err(|e| {
             CliError::server(format!(
-                "the export was cut short after {received} bytes: {e}"
+                "the transfer was cut short after {received} bytes: {e}"
             ))
         })?;
         let Some(chunk) = chunk else { break };
@@ -280,7 +280,9 @@ pub(crate) async fn import(args: ImportArgs) -> Result<()> {
 }
 
 /// The file's bytes as a stream of pieces, for an upload.
-fn chunks(file: File) -> impl futures::Stream<Item = std::io::Result<Vec<u8>>> + Send + 'static {
+pub(crate) fn chunks(
+    file: File,
+) -> impl futures::Stream<Item = std::io::Result<Vec<u8>>> + Send + 'static {
     futures::stream::unfold(Some(file), |file| async move {
         let mut file = file?;
         let mut buffer = vec![0; 1 << 20];

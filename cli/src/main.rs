@@ -25,6 +25,7 @@ mod mr;
 mod output;
 mod profile;
 mod refs;
+mod remote;
 mod secret;
 mod serve;
 mod session;
@@ -102,6 +103,16 @@ enum Command {
     Bundle(bundle::BundleArgs),
     /// Table maintenance: expire old snapshots on a branch.
     Maintenance(maintenance::MaintenanceArgs),
+    /// Add, list, show and remove remotes: catalogs on other Pangolin servers.
+    Remote(remote::RemoteArgs),
+    /// Bring a remote's new commits and record where its branches and tags are.
+    Fetch(remote::FetchArgs),
+    /// Send a branch to a remote and move the remote's branch (fast-forward unless forced).
+    Push(remote::PushArgs),
+    /// Fetch, then merge a remote's branch into a branch.
+    Pull(remote::PullArgs),
+    /// Copy a remote catalog, with all of its history, into a new catalog.
+    Clone(remote::CloneArgs),
 }
 
 fn main() -> ExitCode {
@@ -153,5 +164,10 @@ async fn run(command: Command) -> Result<()> {
         Command::Import(args) => bundle::import(args).await,
         Command::Bundle(args) => bundle::verify_command(args),
         Command::Maintenance(args) => maintenance::run(args).await,
+        Command::Remote(args) => remote::run(args).await,
+        Command::Fetch(args) => remote::fetch(args).await,
+        Command::Push(args) => remote::push(args).await,
+        Command::Pull(args) => remote::pull(args).await,
+        Command::Clone(args) => remote::clone(args).await,
     }
 }

@@ -186,7 +186,7 @@ pub(crate) struct RevertArgs {
 }
 
 /// What is being done, for the text people read.
-enum Operation<'a> {
+pub(crate) enum Operation<'a> {
     Merge { source: &'a str },
     CherryPick { count: usize },
     Revert { commit: &'a str },
@@ -251,7 +251,7 @@ pub(crate) async fn revert(args: RevertArgs) -> Result<()> {
     submit(&ctx, "revert", body, &operation, target).await
 }
 
-async fn submit(
+pub(crate) async fn submit(
     ctx: &Context,
     route: &str,
     body: Map<String, Value>,
