@@ -2,7 +2,7 @@
 //! nodes left by deleted branches, by refs reset past them, and by writes that never landed.
 //!
 //! Kept: everything reachable (whole ancestry, every tree) from the head of every branch and
-//! tag and of every remote's tracking refs, from every commit their ref logs record within the ref's retention window, and from
+//! tag, of every remote's tracking refs and of every transfer arriving, from every commit their ref logs record within the ref's retention window, and from
 //! every other commit made within the catalog's window (a bare hash can still read it). So
 //! `log`, merge bases and every read the retention policy allows keep working, and a catalog
 //! without a policy keeps every commit: only objects no commit names can go. Windows are
@@ -130,6 +130,7 @@ impl Catalog {
         })
         .await?;
         report.objects = listed.len();
+        self.reach_transfers(&mut reach, &progress).await?;
         let mut unreachable = Vec::new();
         let mut commits = Vec::new();
         for (id, kind) in listed.into_iter().filter(|(id, _)| !reach.contains(id)) {
@@ -197,6 +198,7 @@ impl Catalog {
             moves = store.ref_moves(repo).await?;
             self.reach_retained(&mut reach, now, slack_ms, &progress)
                 .await?;
+            self.reach_transfers(&mut reach, &progress).await?;
             let rest: Vec<ObjectId> = unreachable
                 .split_off(done)
                 .into_iter()
@@ -254,12 +256,8 @@ impl Catalog {
             reach.push(*head);
         }
         walk(self, reach, progress).await?;
-        // Logged commits past an earlier, shorter window may be gone already; so may a
-        // remote's history a fetch recorded while this walk ran, which the next fetch mends.
+        // Logged commits past an earlier, shorter window may be gone already.
         reach.set_lenient(true);
-        for head in crate::remotes::tracking_heads(self).await? {
-            reach.push(head);
-        }
         for (reference, _) in refs {
             let cutoff = self.retention().map(|policy| {
                 policy
@@ -272,6 +270,26 @@ impl Catalog {
                     reach.push(logged);
                 }
             }
+        }
+        walk(self, reach, progress).await
+    }
+}
+
+impl Catalog {
+    /// Walks, beyond what `reach` holds, what remotes' tracking refs and transfers in
+    /// progress reach. Read after the listing: a transfer whose objects were listed placed
+    /// its hold before storing them, and records its refs before releasing it (or moves refs,
+    /// which the deletes notice), so reading the holds first and then the tracking refs
+    /// misses none.
+    async fn reach_transfers(
+        &self,
+        reach: &mut Reach,
+        progress: &SweepProgress,
+    ) -> Result<(), CollectError> {
+        // A transfer's objects arrive as they come: what is stored so far is walked.
+        reach.set_lenient(true);
+        for head in crate::remotes::kept_heads(self).await? {
+            reach.push(head);
         }
         walk(self, reach, progress).await
     }

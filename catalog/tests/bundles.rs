@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use common::lake::*;
 use common::tenancy;
 use pangolin_catalog::HistoryRequest;
-use pangolin_catalog::bundle::{self, Base, BundleError, ImportError, Imported};
+use pangolin_catalog::bundle::{self, Base, BundleError, ImportError, Imported, IntakeError};
 use pangolin_merge::MergeOptions;
 use pangolin_refs::RefQuery;
 use tokio::sync::mpsc;
@@ -291,7 +291,7 @@ async fn damaged_altered_cut_or_misplaced_bundles_are_refused_and_move_nothing()
         assert!(
             matches!(
                 error,
-                ImportError::Malformed(_) | ImportError::Incomplete { .. }
+                ImportError::Intake(IntakeError::Malformed(_) | IntakeError::Incomplete { .. })
             ),
             "a flipped byte at {at}: {error}"
         );
@@ -301,12 +301,18 @@ async fn damaged_altered_cut_or_misplaced_bundles_are_refused_and_move_nothing()
         .await
         .unwrap_err();
     assert!(
-        matches!(error, ImportError::Malformed(BundleError::Truncated)),
+        matches!(
+            error,
+            ImportError::Intake(IntakeError::Malformed(BundleError::Truncated))
+        ),
         "{error}"
     );
     let error = import(&target, b"PK\x03\x04 a zip file").await.unwrap_err();
     assert!(
-        matches!(error, ImportError::Malformed(BundleError::NotABundle)),
+        matches!(
+            error,
+            ImportError::Intake(IntakeError::Malformed(BundleError::NotABundle))
+        ),
         "{error}"
     );
     assert_eq!(refs(&target).await, untouched);

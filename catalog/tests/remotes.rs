@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::files::window;
+use common::files::{sweep_request, window};
 use common::lake::*;
 use common::tenancy::{Fixture, memory, on_every_backend, postgres, sqlite};
 use pangolin_catalog::HistoryRequest;
@@ -511,5 +511,101 @@ async fn what_a_fetch_brought_outlives_collections_until_its_remote_goes() {
             .contains(copy.odb().repo(), &theirs)
             .await
             .unwrap()
+    );
+}
+
+async fn holds(catalog: &Catalog) -> usize {
+    catalog
+        .store()
+        .list_records(
+            &format!("receiving/{}/{}/", catalog.tenant(), catalog.name()),
+            None,
+            100,
+        )
+        .await
+        .unwrap()
+        .records
+        .len()
+}
+
+#[tokio::test]
+async fn a_collection_during_a_transfer_keeps_what_arrived_until_it_lands_or_is_abandoned() {
+    let (lake, copy, _fixture) = diverged().await;
+    let source = &lake.catalog;
+    // The copy's main, merged with the source's, is a fast-forward the copy can push; its
+    // commits are older than the window below by the time they arrive.
+    fetch(&copy, &pack(source, None, &heads(&copy).await).await)
+        .await
+        .unwrap();
+    let theirs = copy
+        .remote("origin")
+        .await
+        .unwrap()
+        .value
+        .head("main")
+        .unwrap();
+    copy.merge(
+        &spec(&theirs.to_hex()),
+        &spec("main"),
+        &MergeOptions::default(),
+        &history_request(),
+    )
+    .await
+    .unwrap();
+    // Enough objects that they are stored in several batches as they arrive.
+    for t in 0..300 {
+        create(&copy, &main(), &format!("db.t{t}")).await;
+    }
+    let bytes = pack(&copy, Some(&["main"]), &heads(source).await).await;
+    let windowed = source.clone().with_retention(window(10));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let collect = |catalog: Catalog| async move {
+        catalog
+            .collect_objects(
+                CollectRequest {
+                    dry_run: false,
+                    slack_ms: 0,
+                },
+                Arc::new(SweepProgress::default()),
+            )
+            .await
+            .unwrap()
+    };
+
+    let before = head(source, "main").await;
+    let (first, rest) = bytes.split_at(bytes.len() * 2 / 3);
+
+    // A transfer given up on releases its hold: what it left is collected.
+    let mut receiver = source
+        .push_receiver(push_of("main", Some(before), false))
+        .unwrap();
+    receiver.feed(first).await.unwrap();
+    assert_eq!(holds(source).await, 1, "held from the first object stored");
+    receiver.abandon().await;
+    assert_eq!(holds(source).await, 0);
+    // Without a window every commit is kept, the half-stored ones too; the file sweep walks
+    // them as far as they are stored.
+    source
+        .sweep_orphan_files(sweep_request(true), Vec::new())
+        .await
+        .unwrap();
+    let report = collect(windowed.clone()).await;
+    assert!(report.deleted > 0, "{report:?}");
+
+    // Two thirds arrived, then a collection: it keeps what arrived, and the push lands whole.
+    let mut receiver = source
+        .push_receiver(push_of("main", Some(before), false))
+        .unwrap();
+    receiver.feed(first).await.unwrap();
+    assert_eq!(holds(source).await, 1);
+    let report = collect(windowed).await;
+    assert_eq!(report.deleted, 0, "{report:?}");
+    receiver.feed(rest).await.unwrap();
+    let pushed = receiver.finish("pusher").await.unwrap();
+    assert_eq!(holds(source).await, 0, "released once the branch moved");
+    assert_eq!(
+        reachable(source, &[pushed.head]).await,
+        reachable(&copy, &[pushed.head]).await,
+        "the branch reaches everything it did on the copy"
     );
 }

@@ -13,7 +13,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures::StreamExt;
-use pangolin_catalog::bundle::{Base, BundleRef, ExportError, ImportError};
+use pangolin_catalog::bundle::{Base, BundleRef, ExportError, ImportError, IntakeError};
 use pangolin_catalog::reach::ReachError;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -147,10 +147,10 @@ pub struct ImportReport {
 fn import_error(error: ImportError) -> ApiError {
     let message = error.to_string();
     match error {
-        ImportError::Malformed(_)
-        | ImportError::NoDefaultBranch
-        | ImportError::Incomplete { .. }
-        | ImportError::NotACommit { .. } => {
+        ImportError::Intake(IntakeError::Read(e)) => e.into(),
+        ImportError::Intake(IntakeError::Backend(e)) => e.into(),
+        ImportError::Intake(IntakeError::Records(e)) => e.into(),
+        ImportError::Intake(_) | ImportError::NoDefaultBranch => {
             ApiError::new(StatusCode::BAD_REQUEST, "BadRequestException", message)
         }
         ImportError::NotEmpty { .. } | ImportError::BaseMismatch { .. } | ImportError::Moved(_) => {
@@ -179,8 +179,14 @@ pub async fn import(
     let mut importer = catalog.importer();
     let mut body = body.into_data_stream();
     while let Some(piece) = body.next().await {
-        let piece = piece.map_err(|e| ApiError::bad_request(format!("reading the bundle: {e}")))?;
-        importer.feed(&piece).await.map_err(import_error)?;
+        let fed = match piece {
+            Ok(piece) => importer.feed(&piece).await.map_err(import_error),
+            Err(e) => Err(ApiError::bad_request(format!("reading the bundle: {e}"))),
+        };
+        if let Err(error) = fed {
+            importer.abandon().await;
+            return Err(error);
+        }
     }
     let imported = importer
         .finish(&Caller::current_name())

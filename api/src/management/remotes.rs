@@ -297,11 +297,17 @@ fn receive_error(error: ReceiveError) -> ApiError {
     match error {
         ReceiveError::Intake(IntakeError::Read(e)) | ReceiveError::Read(e) => e.into(),
         ReceiveError::Intake(IntakeError::Backend(e)) => e.into(),
+        ReceiveError::Intake(IntakeError::Records(e)) => e.into(),
         ReceiveError::Intake(_) | ReceiveError::Unexpected(_) => {
             ApiError::new(StatusCode::BAD_REQUEST, "BadRequestException", message)
         }
         ReceiveError::Remote(e) => remote_error(e),
     }
+}
+
+/// A body that stopped arriving: the sender went away or the connection broke.
+fn cut_short(error: &axum::Error) -> ApiError {
+    ApiError::bad_request(format!("reading the pack: {error}"))
 }
 
 /// How one tracking ref changed.
@@ -378,8 +384,14 @@ pub async fn fetched(
         .map_err(receive_error)?;
     let mut body = body.into_data_stream();
     while let Some(piece) = body.next().await {
-        let piece = piece.map_err(|e| ApiError::bad_request(format!("reading the pack: {e}")))?;
-        receiver.feed(&piece).await.map_err(receive_error)?;
+        let fed = match piece {
+            Ok(piece) => receiver.feed(&piece).await.map_err(receive_error),
+            Err(e) => Err(cut_short(&e)),
+        };
+        if let Err(error) = fed {
+            receiver.abandon().await;
+            return Err(error);
+        }
     }
     let fetched = receiver
         .finish(&Caller::current_name())
@@ -494,11 +506,17 @@ pub async fn push(
     let mut receiver = catalog.push_receiver(request).map_err(push_error)?;
     let mut body = body.into_data_stream();
     while let Some(piece) = body.next().await {
-        let piece = piece.map_err(|e| ApiError::bad_request(format!("reading the pack: {e}")))?;
-        receiver
-            .feed(&piece)
-            .await
-            .map_err(|e| push_error(e.into()))?;
+        let fed = match piece {
+            Ok(piece) => receiver
+                .feed(&piece)
+                .await
+                .map_err(|e| push_error(e.into())),
+            Err(e) => Err(cut_short(&e)),
+        };
+        if let Err(error) = fed {
+            receiver.abandon().await;
+            return Err(error);
+        }
     }
     let principal = Caller::current_name();
     let pushed = receiver.finish(&principal).await.map_err(push_error)?;

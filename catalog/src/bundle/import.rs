@@ -21,8 +21,9 @@ use crate::catalog::{Catalog, DEFAULT_BRANCH};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
+    /// Not a bundle, or cut, altered or incomplete.
     #[error(transparent)]
-    Malformed(#[from] BundleError),
+    Intake(#[from] IntakeError),
     #[error(
         "catalog `{catalog}` is not empty ({reason}): a full bundle is imported only into a \
          new catalog"
@@ -35,16 +36,6 @@ pub enum ImportError {
     BaseMismatch { base: BundleId, reason: String },
     #[error("the bundle has no `{DEFAULT_BRANCH}` branch")]
     NoDefaultBranch,
-    #[error(
-        "the bundle points to {count} objects that neither it nor the catalog holds (the \
-         first: {first}): it is incomplete or was altered"
-    )]
-    Incomplete { count: usize, first: ObjectId },
-    #[error("{reference} points at {hash}, which is not a commit of the bundle or the catalog")]
-    NotACommit {
-        reference: Reference,
-        hash: ObjectId,
-    },
     #[error("the catalog changed while the bundle was imported, so nothing was applied: {0}")]
     Moved(TransactError),
     #[error(transparent)]
@@ -53,15 +44,9 @@ pub enum ImportError {
     Backend(#[from] BackendError),
 }
 
-impl From<IntakeError> for ImportError {
-    fn from(error: IntakeError) -> Self {
-        match error {
-            IntakeError::Malformed(e) => Self::Malformed(e),
-            IntakeError::Incomplete { count, first } => Self::Incomplete { count, first },
-            IntakeError::NotACommit { reference, hash } => Self::NotACommit { reference, hash },
-            IntakeError::Read(e) => Self::Read(e),
-            IntakeError::Backend(e) => Self::Backend(e),
-        }
+impl From<BundleError> for ImportError {
+    fn from(error: BundleError) -> Self {
+        Self::Intake(error.into())
     }
 }
 
@@ -111,6 +96,11 @@ impl Importer<'_> {
         Ok(())
     }
 
+    /// Gives up on a bundle that could not be read to its end.
+    pub async fn abandon(self) {
+        self.intake.abandon(self.catalog).await;
+    }
+
     /// Checks that the whole bundle arrived and applies its refs.
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.catalog.name()))]
     pub async fn finish(self, principal: &str) -> Result<Imported, ImportError> {
@@ -118,7 +108,7 @@ impl Importer<'_> {
             return Err(BundleError::Truncated.into());
         };
         // Only an incremental bundle may point into what the catalog already holds.
-        let taken = self
+        let (taken, hold) = self
             .intake
             .finish(self.catalog, &header.refs, header.base.is_some())
             .await?;
@@ -126,7 +116,9 @@ impl Importer<'_> {
         let odb = self.catalog.odb();
         let updates = updates(&self.before, &header.refs);
         let changed = updates.len();
-        if !updates.is_empty() {
+        let moved = if updates.is_empty() {
+            Ok(())
+        } else {
             let tx = Transaction {
                 updates,
                 principal: principal.to_owned(),
@@ -137,11 +129,16 @@ impl Importer<'_> {
                 .store()
                 .transact(odb.repo(), tx)
                 .await
+                .map(drop)
                 .map_err(|e| match e {
                     TransactError::Backend(e) => ImportError::Backend(e),
                     other => ImportError::Moved(other),
-                })?;
+                })
+        };
+        if let Some(hold) = hold {
+            hold.release(self.catalog).await;
         }
+        moved?;
         tracing::info!(bundle = %id, objects = taken.objects, changed, "imported");
         Ok(Imported {
             bundle: id,

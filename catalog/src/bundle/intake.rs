@@ -3,12 +3,15 @@
 //! decoded), stored in batches, and the whole checked at the end (the trailing hash, and
 //! that everything pointed to is either in the bundle or, for a bundle that continues what
 //! the catalog holds, already stored). No ref moves here: the caller moves refs once
-//! [`Intake::finish`] passed, so a damaged, altered or cut bundle moves none.
+//! [`Intake::finish`] passed, so a damaged, altered or cut bundle moves none. Until then, a
+//! [`Hold`] keeps collections from taking what arrived.
 
 use pangolin_store::{Object, ObjectId, RawObject, ReadError};
 
 use super::format::{BundleError, BundleId, BundleReader, BundleRef, Closure, Header, Item};
+use super::hold::Hold;
 use crate::catalog::Catalog;
+use crate::tenancy::records::RecordsError;
 
 /// Objects stored together at most, and the bytes at which a batch is stored early.
 const PUT_BATCH: usize = 512;
@@ -32,6 +35,8 @@ pub enum IntakeError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Backend(#[from] pangolin_store::BackendError),
+    #[error(transparent)]
+    Records(#[from] RecordsError),
 }
 
 /// What arrived whole.
@@ -53,6 +58,9 @@ pub struct Intake {
     pending_bytes: usize,
     bytes: u64,
     id: Option<BundleId>,
+    /// The commits the header's refs point to, held from the first object stored.
+    heads: Vec<ObjectId>,
+    hold: Option<Hold>,
 }
 
 impl Intake {
@@ -67,7 +75,10 @@ impl Intake {
     pub async fn advance(&mut self, catalog: &Catalog) -> Result<Option<Header>, IntakeError> {
         while let Some(item) = self.reader.next_item()? {
             match item {
-                Item::Header(header) => return Ok(Some(*header)),
+                Item::Header(header) => {
+                    self.heads = header.refs.iter().map(|r| r.hash).collect();
+                    return Ok(Some(*header));
+                }
                 Item::Object(raw, object) => self.take(catalog, raw, &object).await?,
                 Item::End(id) => self.id = Some(id),
             }
@@ -77,8 +88,33 @@ impl Intake {
 
     /// Checks that the whole bundle arrived and that every object it points to, and every
     /// ref's commit, is in it or, when `thin` (it continues what the catalog holds), stored.
+    /// The hold it placed, if it stored anything, is the caller's to release once its refs
+    /// moved; a bundle refused here releases its own.
     pub async fn finish(
         mut self,
+        catalog: &Catalog,
+        refs: &[BundleRef],
+        thin: bool,
+    ) -> Result<(Taken, Option<Hold>), IntakeError> {
+        let checked = self.check(catalog, refs, thin).await;
+        match checked {
+            Ok(taken) => Ok((taken, self.hold)),
+            Err(error) => {
+                self.abandon(catalog).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Gives up: releases the hold, if one was placed.
+    pub async fn abandon(self, catalog: &Catalog) {
+        if let Some(hold) = self.hold {
+            hold.release(catalog).await;
+        }
+    }
+
+    async fn check(
+        &mut self,
         catalog: &Catalog,
         refs: &[BundleRef],
         thin: bool,
@@ -141,6 +177,9 @@ impl Intake {
     async fn store_pending(&mut self, catalog: &Catalog) -> Result<(), IntakeError> {
         if self.pending.is_empty() {
             return Ok(());
+        }
+        if self.hold.is_none() {
+            self.hold = Some(Hold::place(catalog, &self.heads).await?);
         }
         let repo = catalog.odb().repo();
         catalog.store().put_many(repo, &self.pending).await?;

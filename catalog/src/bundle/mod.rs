@@ -5,6 +5,7 @@
 
 pub mod export;
 pub mod format;
+pub mod hold;
 pub mod import;
 pub mod intake;
 pub mod verify;
@@ -13,6 +14,7 @@ pub use export::{Export, ExportError, Exported};
 pub use format::{
     Base, BundleError, BundleId, BundleReader, BundleRef, BundleWriter, Header, Item,
 };
+pub use hold::Hold;
 pub use import::{ImportError, Imported, Importer};
 pub use intake::{Intake, IntakeError, Taken};
 pub use verify::{Verified, VerifyError, verify};

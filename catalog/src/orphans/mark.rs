@@ -66,6 +66,10 @@ pub struct Marks {
     outside: HashSet<ObjectId>,
     /// The tree nodes of retained commits.
     reach: Reach,
+    /// The trees of stored commits no ref reaches that the window keeps: walked after those
+    /// refs reach, and only as far as they are stored, since a commit a transfer left half
+    /// stored (cut short, then given up) lacks some, and was never readable.
+    loose: Vec<ObjectId>,
     /// The tree nodes of stored commits past every window, beyond those of retained ones.
     stale: Reach,
     /// Table and view metadata files met in history, not read yet.
@@ -114,7 +118,14 @@ impl Marks {
             commits: HashMap::new(),
             outside: HashSet::new(),
             reach: Reach::default(),
-            stale: Reach::default(),
+            loose: Vec::new(),
+            stale: {
+                // Stale commits are on their way out, and one a transfer left half stored
+                // (cut short, then given up) lacks some of its trees: walk what is there.
+                let mut stale = Reach::default();
+                stale.set_lenient(true);
+                stale
+            },
             pending_tables: BTreeSet::new(),
             pending_views: BTreeSet::new(),
             stale_tables: BTreeSet::new(),
@@ -302,7 +313,7 @@ impl Marks {
         progress: &SweepProgress,
     ) -> Result<(), MarkError> {
         self.walk_commits(catalog, progress).await?;
-        let met = drain(
+        let mut met = drain(
             catalog,
             &mut self.reach,
             None,
@@ -310,6 +321,20 @@ impl Marks {
             progress,
         )
         .await?;
+        self.reach.set_lenient(true);
+        for tree in std::mem::take(&mut self.loose) {
+            self.reach.push(tree);
+        }
+        let loose = drain(
+            catalog,
+            &mut self.reach,
+            None,
+            &mut self.objects_read,
+            progress,
+        )
+        .await;
+        self.reach.set_lenient(false);
+        met.extend(loose?);
         for (location, view) in met {
             if !self.read.contains(&location) {
                 let pending = if view {
@@ -495,7 +520,7 @@ impl Marks {
         for (id, commit) in reach::read_commits(store, repo, &unread).await? {
             if since.is_none_or(|since| commit.time.as_millis() >= since) {
                 self.commits.insert(id, since.unwrap_or(i64::MIN));
-                self.reach.push(commit.tree);
+                self.loose.push(commit.tree);
             } else {
                 self.outside.insert(id);
                 self.stale.push(commit.tree);

@@ -28,4 +28,4 @@ pub use receive::{
     TrackingChange,
 };
 pub use record::{AddRemoteError, MAX_REMOTES, NewRemote, Remote, RemoteError};
-pub(crate) use record::{delete_all, tracking_heads};
+pub(crate) use record::{delete_all, kept_heads, tracking_heads};

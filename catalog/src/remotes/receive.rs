@@ -12,7 +12,7 @@ use pangolin_store::history::is_ancestor;
 use pangolin_store::{BackendError, ObjectId, ReadError, Timestamp};
 
 use super::record::{Remote, RemoteError};
-use crate::bundle::{BundleError, BundleId, BundleRef, Header, Intake, IntakeError, Taken};
+use crate::bundle::{BundleError, BundleId, BundleRef, Header, Hold, Intake, IntakeError, Taken};
 use crate::catalog::Catalog;
 use crate::merge_requests::Protected;
 
@@ -83,12 +83,23 @@ impl<'a> Incoming<'a> {
         Ok(())
     }
 
-    async fn finish(self) -> Result<(Header, Taken), ReceiveError> {
+    async fn finish(self) -> Result<(Header, Taken, Option<Hold>), ReceiveError> {
         let Some(header) = self.header else {
             return Err(BundleError::Truncated.into());
         };
-        let taken = self.intake.finish(self.catalog, &header.refs, true).await?;
-        Ok((header, taken))
+        let (taken, hold) = self.intake.finish(self.catalog, &header.refs, true).await?;
+        Ok((header, taken, hold))
+    }
+
+    async fn abandon(self) {
+        self.intake.abandon(self.catalog).await;
+    }
+}
+
+/// Releases a transfer's hold once its refs moved, or will not.
+async fn release(catalog: &Catalog, hold: Option<Hold>) {
+    if let Some(hold) = hold {
+        hold.release(catalog).await;
     }
 }
 
@@ -148,58 +159,74 @@ impl FetchReceiver<'_> {
         self.incoming.feed(bytes).await
     }
 
+    /// Gives up on a pack that could not be read to its end.
+    pub async fn abandon(self) {
+        self.incoming.abandon().await;
+    }
+
     /// Checks the whole pack, then records its refs as the remote's.
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.incoming.catalog.name(), remote = %self.remote))]
     pub async fn finish(self, principal: &str) -> Result<Fetched, ReceiveError> {
         let catalog = self.incoming.catalog;
-        let (header, taken) = self.incoming.finish().await?;
-        let before = catalog.remote(&self.remote).await?.value.refs;
-        let mut changes = Vec::new();
-        for r in &header.refs {
-            let old = before
-                .iter()
-                .find(|b| b.kind == r.kind && b.name == r.name)
-                .map(|b| b.hash);
-            if old == Some(r.hash) {
-                continue;
-            }
-            let forced = match old {
-                Some(old) => !descends(catalog, old, r.hash).await?,
-                None => false,
-            };
+        let (header, taken, hold) = self.incoming.finish().await?;
+        let fetched = record_fetch(catalog, &self.remote, header, taken, principal).await;
+        release(catalog, hold).await;
+        fetched
+    }
+}
+
+/// Records what a checked pack says the remote's refs are.
+async fn record_fetch(
+    catalog: &Catalog,
+    remote: &str,
+    header: Header,
+    taken: Taken,
+    principal: &str,
+) -> Result<Fetched, ReceiveError> {
+    let before = catalog.remote(remote).await?.value.refs;
+    let mut changes = Vec::new();
+    for r in &header.refs {
+        let old = before
+            .iter()
+            .find(|b| b.kind == r.kind && b.name == r.name)
+            .map(|b| b.hash);
+        if old == Some(r.hash) {
+            continue;
+        }
+        let forced = match old {
+            Some(old) => !descends(catalog, old, r.hash).await?,
+            None => false,
+        };
+        changes.push(TrackingChange {
+            reference: r.reference(),
+            old,
+            new: Some(r.hash),
+            forced,
+        });
+    }
+    for b in &before {
+        if !header
+            .refs
+            .iter()
+            .any(|r| r.kind == b.kind && r.name == b.name)
+        {
             changes.push(TrackingChange {
-                reference: r.reference(),
-                old,
-                new: Some(r.hash),
-                forced,
+                reference: b.reference(),
+                old: Some(b.hash),
+                new: None,
+                forced: false,
             });
         }
-        for b in &before {
-            if !header
-                .refs
-                .iter()
-                .any(|r| r.kind == b.kind && r.name == b.name)
-            {
-                changes.push(TrackingChange {
-                    reference: b.reference(),
-                    old: Some(b.hash),
-                    new: None,
-                    forced: false,
-                });
-            }
-        }
-        let remote = catalog
-            .set_tracking(&self.remote, header.refs, principal)
-            .await?;
-        tracing::info!(pack = %taken.id, objects = taken.objects, changed = changes.len(), "fetched");
-        Ok(Fetched {
-            pack: taken.id,
-            objects: taken.objects,
-            bytes: taken.bytes,
-            remote,
-            changes,
-        })
     }
+    let remote = catalog.set_tracking(remote, header.refs, principal).await?;
+    tracing::info!(pack = %taken.id, objects = taken.objects, changed = changes.len(), "fetched");
+    Ok(Fetched {
+        pack: taken.id,
+        objects: taken.objects,
+        bytes: taken.bytes,
+        remote,
+        changes,
+    })
 }
 
 /// Whether `new` descends from `old`. A tracking ref's old commit may have been collected
@@ -297,87 +324,104 @@ impl PushReceiver<'_> {
         self.incoming.feed(bytes).await
     }
 
+    /// Gives up on a pack that could not be read to its end.
+    pub async fn abandon(self) {
+        self.incoming.abandon().await;
+    }
+
     /// Checks the whole pack, then moves the branch from where the pusher saw it.
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.incoming.catalog.name(), branch = %self.request.branch))]
     pub async fn finish(self, principal: &str) -> Result<Pushed, PushError> {
         let catalog = self.incoming.catalog;
-        let request = self.request;
-        let reference = request.reference();
-        let (header, taken) = self.incoming.finish().await?;
-        let new = header.refs[0].hash;
-        let repo = catalog.odb().repo();
-        let actual = catalog.store().get_ref(repo, &reference).await?;
-        if actual != request.expected {
+        let (header, taken, hold) = self.incoming.finish().await?;
+        let pushed = land_push(catalog, self.request, header, taken, principal).await;
+        release(catalog, hold).await;
+        pushed
+    }
+}
+
+/// Moves the pushed branch to a checked pack's head.
+async fn land_push(
+    catalog: &Catalog,
+    request: PushRequest,
+    header: Header,
+    taken: Taken,
+    principal: &str,
+) -> Result<Pushed, PushError> {
+    let reference = request.reference();
+    let new = header.refs[0].hash;
+    let repo = catalog.odb().repo();
+    let actual = catalog.store().get_ref(repo, &reference).await?;
+    if actual != request.expected {
+        return Err(PushError::Stale {
+            reference,
+            expected: request.expected,
+            actual,
+        });
+    }
+    let pushed = |previous: Option<ObjectId>, forced: bool| Pushed {
+        pack: taken.id,
+        objects: taken.objects,
+        bytes: taken.bytes,
+        reference: reference.clone(),
+        previous,
+        head: new,
+        forced,
+    };
+    let forced = match actual {
+        Some(head) if head == new => return Ok(pushed(actual, false)),
+        Some(head) => {
+            let forward = is_ancestor(catalog.odb(), head, new).await?;
+            if !forward && !request.force {
+                return Err(PushError::NotFastForward {
+                    reference,
+                    head,
+                    new,
+                });
+            }
+            !forward
+        }
+        None => {
+            let tag = Reference {
+                kind: RefKind::Tag,
+                name: request.branch.clone(),
+            };
+            if catalog.store().get_ref(repo, &tag).await?.is_some() {
+                return Err(PushError::TagExists(request.branch));
+            }
+            false
+        }
+    };
+    let from = request
+        .origin
+        .as_deref()
+        .map_or_else(String::new, |o| format!(" from {o}"));
+    let message = match actual {
+        Some(head) if forced => format!("forced push{from} (was {head})"),
+        _ => format!("push{from}"),
+    };
+    let tx = Transaction {
+        updates: vec![RefUpdate {
+            reference: reference.clone(),
+            expected: actual.map_or(Expected::Absent, Expected::Equals),
+            target: Target::Set(new),
+        }],
+        principal: principal.to_owned(),
+        message,
+        time: Timestamp::now(),
+    };
+    match catalog.store().transact(repo, tx).await {
+        Ok(_) => {}
+        Err(TransactError::Backend(e)) => return Err(e.into()),
+        Err(_) => {
+            let now = catalog.store().get_ref(repo, &reference).await?;
             return Err(PushError::Stale {
                 reference,
                 expected: request.expected,
-                actual,
+                actual: now,
             });
         }
-        let pushed = |previous: Option<ObjectId>, forced: bool| Pushed {
-            pack: taken.id,
-            objects: taken.objects,
-            bytes: taken.bytes,
-            reference: reference.clone(),
-            previous,
-            head: new,
-            forced,
-        };
-        let forced = match actual {
-            Some(head) if head == new => return Ok(pushed(actual, false)),
-            Some(head) => {
-                let forward = is_ancestor(catalog.odb(), head, new).await?;
-                if !forward && !request.force {
-                    return Err(PushError::NotFastForward {
-                        reference,
-                        head,
-                        new,
-                    });
-                }
-                !forward
-            }
-            None => {
-                let tag = Reference {
-                    kind: RefKind::Tag,
-                    name: request.branch.clone(),
-                };
-                if catalog.store().get_ref(repo, &tag).await?.is_some() {
-                    return Err(PushError::TagExists(request.branch));
-                }
-                false
-            }
-        };
-        let from = request
-            .origin
-            .as_deref()
-            .map_or_else(String::new, |o| format!(" from {o}"));
-        let message = match actual {
-            Some(head) if forced => format!("forced push{from} (was {head})"),
-            _ => format!("push{from}"),
-        };
-        let tx = Transaction {
-            updates: vec![RefUpdate {
-                reference: reference.clone(),
-                expected: actual.map_or(Expected::Absent, Expected::Equals),
-                target: Target::Set(new),
-            }],
-            principal: principal.to_owned(),
-            message,
-            time: Timestamp::now(),
-        };
-        match catalog.store().transact(repo, tx).await {
-            Ok(_) => {}
-            Err(TransactError::Backend(e)) => return Err(e.into()),
-            Err(_) => {
-                let now = catalog.store().get_ref(repo, &reference).await?;
-                return Err(PushError::Stale {
-                    reference,
-                    expected: request.expected,
-                    actual: now,
-                });
-            }
-        }
-        tracing::info!(pack = %taken.id, objects = taken.objects, %new, forced, "pushed");
-        Ok(pushed(actual, forced))
     }
+    tracing::info!(pack = %taken.id, objects = taken.objects, %new, forced, "pushed");
+    Ok(pushed(actual, forced))
 }

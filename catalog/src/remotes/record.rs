@@ -223,8 +223,18 @@ impl Catalog {
     }
 }
 
-/// Every commit the tracking refs of `catalog`'s remotes point at: kept by collections like
-/// the heads of its own refs, so what a fetch brought stays until it is fetched past.
+/// Every commit that transfers keep: those of transfers still arriving (see
+/// [`crate::bundle::hold`]), then those the tracking refs of `catalog`'s remotes point at, so
+/// what a fetch brought stays until it is fetched past. In that order: a fetch records its
+/// refs before it releases its hold.
+pub(crate) async fn kept_heads(catalog: &Catalog) -> Result<Vec<ObjectId>, RecordsError> {
+    let mut heads = crate::bundle::hold::held_heads(catalog).await?;
+    heads.extend(tracking_heads(catalog).await?);
+    Ok(heads)
+}
+
+/// Every commit the tracking refs of `catalog`'s remotes point at, each whole (a fetch
+/// records refs only once everything they reach is stored).
 pub(crate) async fn tracking_heads(catalog: &Catalog) -> Result<Vec<ObjectId>, RecordsError> {
     Ok(catalog
         .remotes()

@@ -543,6 +543,7 @@ impl Tenancy {
             .delete_all(&record.value.tenant, &name)
             .await?;
         crate::remotes::delete_all(self.records(), &record.value.tenant, &name).await?;
+        crate::bundle::hold::delete_all(self.records(), &record.value.tenant, &name).await?;
         let key = records::catalog_key(&record.value.tenant, &name);
         match records::delete(self.records(), &key, record.version).await {
             Ok(()) => Ok(()),
