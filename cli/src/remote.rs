@@ -369,10 +369,11 @@ fn print_value(value: &Value) {
     );
 }
 
-/// Warns when table metadata moves between catalogs keeping their files in different
-/// places: it keeps the sender's locations.
-fn warn_warehouses(from: Option<&str>, to: Option<&str>) {
-    if let (Some(from), Some(to)) = (from, to)
+/// Warns when table metadata moved (`pack` held objects) between catalogs keeping their
+/// files in different places: it keeps the sender's locations.
+fn warn_warehouses(pack: &Spooled, to: Option<&str>) {
+    if let (Some(from), Some(to)) = (pack.warehouse.as_deref(), to)
+        && pack.objects > 0
         && from != to
     {
         eprintln!(
@@ -472,10 +473,7 @@ async fn fetch_from(ctx: &Context, name: &str, auth: &RemoteAuth) -> Result<(Rem
     have.extend(all_refs(&ctx.client).await?.into_iter().map(|(_, _, h)| h));
     let pack = download(&sender, None, &have).await?;
     let answer = upload(&ctx.client, &["remotes", name, "fetched"], &[], &pack).await?;
-    warn_warehouses(
-        pack.warehouse.as_deref(),
-        answer.get("warehouse").and_then(Value::as_str),
-    );
+    warn_warehouses(&pack, answer.get("warehouse").and_then(Value::as_str));
     let remote = RemoteInfo::from_json(answer.get("remote").unwrap_or(&Value::Null))?;
     Ok((remote, answer))
 }
@@ -557,10 +555,7 @@ pub(crate) async fn push(args: PushArgs) -> Result<()> {
         query.push(("force", "true".to_owned()));
     }
     let answer = upload(&receiver, &["push"], &query, &pack).await?;
-    warn_warehouses(
-        pack.warehouse.as_deref(),
-        answer.get("warehouse").and_then(Value::as_str),
-    );
+    warn_warehouses(&pack, answer.get("warehouse").and_then(Value::as_str));
     // Where the remote is now, as a fetch would record it; nothing new to send.
     let tracked = fetch_from(&ctx, &args.remote, &args.auth).await;
     if ctx.json {
@@ -662,10 +657,7 @@ pub(crate) async fn clone(args: CloneArgs) -> Result<()> {
         return Err(crate::client::status_error(&added));
     }
     let (remote, fetched) = fetch_from(&ctx, &args.remote, &args.auth).await?;
-    warn_warehouses(
-        pack.warehouse.as_deref(),
-        fetched.get("warehouse").and_then(Value::as_str),
-    );
+    warn_warehouses(&pack, fetched.get("warehouse").and_then(Value::as_str));
     if ctx.json {
         print_value(&json!({ "import": imported, "fetch": fetched }));
         return Ok(());
