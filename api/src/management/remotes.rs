@@ -206,6 +206,7 @@ fn pack_error(error: PackError) -> ApiError {
         }
         PackError::TooManyHaves(_) => ApiError::bad_request(message),
         PackError::Backend(e) => e.into(),
+        PackError::Read(e) => e.into(),
     }
 }
 

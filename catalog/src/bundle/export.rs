@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 use pangolin_refs::Reference;
-use pangolin_store::{BackendError, ObjectId, ObjectStore, RepoId, Timestamp};
+use pangolin_store::{BackendError, Object, ObjectId, ObjectStore, RepoId, Timestamp};
 use tokio::sync::mpsc;
 
 use super::format::{Base, BundleId, BundleRef, BundleWriter, Header};
@@ -39,8 +39,21 @@ pub struct Export {
     store: std::sync::Arc<dyn Store>,
     repo: RepoId,
     header: Header,
-    /// Commits whose reach is left out: the receiver holds it.
-    exclude: Vec<ObjectId>,
+    plan: Plan,
+}
+
+/// Which objects an export writes besides its header.
+#[derive(Debug)]
+pub(crate) enum Plan {
+    /// Everything the refs reach but what these commits reach, walked whole: exact, at the
+    /// cost of reading all their history.
+    Beyond(Vec<ObjectId>),
+    /// These commits, each before its ancestors, and what their trees reach beyond the trees
+    /// the receiver is known to hold.
+    Commits {
+        commits: Vec<ObjectId>,
+        known_trees: Vec<ObjectId>,
+    },
 }
 
 /// What an export wrote.
@@ -71,17 +84,11 @@ impl Catalog {
             .iter()
             .flat_map(|b| b.refs.iter().map(|r| r.hash))
             .collect();
-        Ok(self.export_of(refs, base, exclude))
+        Ok(self.export_of(refs, base, Plan::Beyond(exclude)))
     }
 
-    /// An export of `refs` leaving out what the commits of `exclude` reach, which must be
-    /// stored.
-    pub(crate) fn export_of(
-        &self,
-        refs: Vec<BundleRef>,
-        base: Option<Base>,
-        exclude: Vec<ObjectId>,
-    ) -> Export {
+    /// An export of `refs` writing what `plan` says, whose objects must be stored.
+    pub(crate) fn export_of(&self, refs: Vec<BundleRef>, base: Option<Base>, plan: Plan) -> Export {
         Export {
             store: self.store().clone(),
             repo: self.odb().repo().clone(),
@@ -92,7 +99,7 @@ impl Catalog {
                 refs,
                 base,
             },
-            exclude,
+            plan,
         }
     }
 }
@@ -115,35 +122,115 @@ impl Export {
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.header.catalog))]
     pub async fn write(self, out: mpsc::Sender<Bytes>) -> Result<Exported, ExportError> {
         let store: &dyn ObjectStore = self.store.as_ref();
-        let mut walk = Reach::default();
-        for id in &self.exclude {
-            walk.push(*id);
-        }
-        while !walk.next(store, &self.repo).await?.is_empty() {}
-        for r in &self.header.refs {
-            walk.push(r.hash);
-        }
         let (mut writer, start) = BundleWriter::start(&self.header);
-        let mut bytes = start.len() as u64;
+        let mut written = Written {
+            out: &out,
+            objects: 0,
+            bytes: start.len() as u64,
+        };
         send(&out, start).await?;
-        let mut objects = 0u64;
-        loop {
-            let batch = walk.next(store, &self.repo).await?;
-            if batch.is_empty() {
-                break;
+        match &self.plan {
+            Plan::Beyond(exclude) => {
+                let mut walk = Reach::default();
+                for id in exclude {
+                    walk.push(*id);
+                }
+                while !walk.next(store, &self.repo).await?.is_empty() {}
+                for r in &self.header.refs {
+                    walk.push(r.hash);
+                }
+                drain(
+                    store,
+                    &self.repo,
+                    &mut walk,
+                    None,
+                    &mut writer,
+                    &mut written,
+                )
+                .await?;
             }
-            for (raw, _) in &batch {
-                let piece = writer.object(raw);
-                bytes += piece.len() as u64;
-                objects += 1;
-                send(&out, piece).await?;
+            Plan::Commits {
+                commits,
+                known_trees,
+            } => {
+                // Only left out: a node missing there is one more to send, not an error.
+                let mut known = Reach::default();
+                known.set_lenient(true);
+                for id in known_trees {
+                    known.push(*id);
+                }
+                while !known.next(store, &self.repo).await?.is_empty() {}
+                let mut trees = Reach::default();
+                for ids in commits.chunks(WRITE_BATCH) {
+                    for (id, raw) in ids.iter().zip(store.get_many(&self.repo, ids).await?) {
+                        let raw = raw.ok_or(ReachError::Missing(*id))?;
+                        if let Ok(Object::Commit(commit)) = Object::decode(&raw)
+                            && !known.contains(&commit.tree)
+                        {
+                            trees.push(commit.tree);
+                        }
+                        written.object(&mut writer, &raw).await?;
+                    }
+                }
+                drain(
+                    store,
+                    &self.repo,
+                    &mut trees,
+                    Some(&known),
+                    &mut writer,
+                    &mut written,
+                )
+                .await?;
             }
         }
         let (id, end) = writer.finish();
-        bytes += end.len() as u64;
+        let (objects, bytes) = (written.objects, written.bytes + end.len() as u64);
         send(&out, end).await?;
-        tracing::info!(%id, objects, bytes, excluded = self.exclude.len(), "exported");
+        tracing::info!(%id, objects, bytes, "exported");
         Ok(Exported { id, objects, bytes })
+    }
+}
+
+/// Objects read from the store at once when their ids are known.
+const WRITE_BATCH: usize = 256;
+
+/// What was written so far.
+struct Written<'a> {
+    out: &'a mpsc::Sender<Bytes>,
+    objects: u64,
+    bytes: u64,
+}
+
+impl Written<'_> {
+    async fn object(
+        &mut self,
+        writer: &mut BundleWriter,
+        raw: &pangolin_store::RawObject,
+    ) -> Result<(), ExportError> {
+        let piece = writer.object(raw);
+        self.bytes += piece.len() as u64;
+        self.objects += 1;
+        send(self.out, piece).await
+    }
+}
+
+/// Writes every object `walk` reaches beyond `known`, in walk order.
+async fn drain(
+    store: &dyn ObjectStore,
+    repo: &RepoId,
+    walk: &mut Reach,
+    known: Option<&Reach>,
+    writer: &mut BundleWriter,
+    written: &mut Written<'_>,
+) -> Result<(), ExportError> {
+    loop {
+        let batch = walk.next_beyond(store, repo, known).await?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        for (raw, _) in &batch {
+            written.object(writer, raw).await?;
+        }
     }
 }
 

@@ -18,6 +18,7 @@
 //! remotes/<tenant>/<catalog>/<remote>     a remote and its tracking refs
 //! ```
 
+mod negotiate;
 mod pack;
 mod receive;
 mod record;

@@ -3,10 +3,11 @@
 use std::collections::HashSet;
 
 use pangolin_refs::RefName;
-use pangolin_store::{BackendError, ObjectId};
+use pangolin_store::{BackendError, Object, ObjectId, ReadError};
 
+use super::negotiate::boundary;
 use crate::bundle::Export;
-use crate::bundle::export::all_refs;
+use crate::bundle::export::{Plan, all_refs};
 use crate::catalog::Catalog;
 
 /// The most commits a receiver may say it holds in one request.
@@ -22,13 +23,15 @@ pub enum PackError {
     TooManyHaves(usize),
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
 }
 
 impl Catalog {
     /// Plans a pack of the branches and tags named in `want` (every one when `None`) holding
-    /// what they reach beyond what the commits of `have` reach. Commits of `have` this
-    /// catalog does not hold are ignored: the receiver made them, and what they reach is
-    /// sent unless something held reaches it too.
+    /// what they reach beyond what the commits of `have` reach (see [`super::negotiate`]).
+    /// Commits of `have` this catalog does not hold are ignored: the receiver made them, and
+    /// what they reach is sent unless something held reaches it too.
     #[tracing::instrument(level = "debug", skip_all, fields(catalog = %self.name(), haves = have.len()))]
     pub async fn plan_pack(
         &self,
@@ -61,10 +64,24 @@ impl Catalog {
             held.extend(
                 ids.iter()
                     .zip(found)
-                    .filter(|(_, raw)| raw.is_some())
+                    .filter(|(_, raw)| {
+                        raw.as_ref()
+                            .is_some_and(|raw| matches!(Object::decode(raw), Ok(Object::Commit(_))))
+                    })
                     .map(|(id, _)| *id),
             );
         }
-        Ok(self.export_of(refs, None, held))
+        // With nothing in common, everything the refs reach goes, as for a bundle.
+        let plan = if held.is_empty() {
+            Plan::Beyond(Vec::new())
+        } else {
+            let wants: Vec<ObjectId> = refs.iter().map(|r| r.hash).collect();
+            let found = boundary(self.odb(), &wants, &held).await?;
+            Plan::Commits {
+                commits: found.commits,
+                known_trees: found.known_trees,
+            }
+        };
+        Ok(self.export_of(refs, None, plan))
     }
 }
