@@ -96,6 +96,35 @@ def _serve(extra_args=(), env=None, log=None, auth=False):
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _serve_on_postgres(extra_args=(), log=None, what="these tests"):
+    """`_serve` on PostgreSQL (PANGOLIN_TEST_POSTGRES_URL), for a test that runs a server on
+    each backend side by side; skipped without PostgreSQL, except in CI, where it fails."""
+    database = os.environ.get("PANGOLIN_TEST_POSTGRES_URL")
+    if not database:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs PostgreSQL for {what}")
+        pytest.skip("no PostgreSQL (PANGOLIN_TEST_POSTGRES_URL)")
+    os.environ["PANGOLIN_TEST_DATABASE_URL"] = database
+    try:
+        with _serve(extra_args, log=log) as url:
+            os.environ.pop("PANGOLIN_TEST_DATABASE_URL", None)
+            yield url
+    finally:
+        os.environ.pop("PANGOLIN_TEST_DATABASE_URL", None)
+
+
+@contextlib.contextmanager
+def _client_config(tmp_path_factory):
+    """A configuration directory of their own for the `pangolin` client, so that it reads no
+    saved profile of whoever runs the tests."""
+    os.environ["PANGOLIN_CONFIG_DIR"] = str(tmp_path_factory.mktemp("config"))
+    try:
+        yield
+    finally:
+        os.environ.pop("PANGOLIN_CONFIG_DIR", None)
+
+
 ROOT_PASSWORD = "root-password-for-the-tests"
 
 

@@ -14,7 +14,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from conftest import _serve
+from conftest import _client_config, _serve, _serve_on_postgres
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("PANGOLIN_TEST_DATABASE_URL")),
@@ -46,26 +46,14 @@ def source(warehouse):
 @pytest.fixture(scope="module")
 def target(warehouse):
     """A server on PostgreSQL, on the same warehouse."""
-    database = os.environ.get("PANGOLIN_TEST_POSTGRES_URL")
-    if not database:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs PostgreSQL for the bundle tests")
-        pytest.skip("no PostgreSQL (PANGOLIN_TEST_POSTGRES_URL)")
-    os.environ["PANGOLIN_TEST_DATABASE_URL"] = database
-    try:
-        with _serve(["--warehouse", warehouse]) as url:
-            os.environ.pop("PANGOLIN_TEST_DATABASE_URL", None)
-            yield url
-    finally:
-        os.environ.pop("PANGOLIN_TEST_DATABASE_URL", None)
+    with _serve_on_postgres(["--warehouse", warehouse], what="the bundle tests") as url:
+        yield url
 
 
 @pytest.fixture(scope="module", autouse=True)
 def no_profiles(tmp_path_factory):
-    """The client reads no saved profile of whoever runs the tests."""
-    os.environ["PANGOLIN_CONFIG_DIR"] = str(tmp_path_factory.mktemp("config"))
-    yield
-    os.environ.pop("PANGOLIN_CONFIG_DIR", None)
+    with _client_config(tmp_path_factory):
+        yield
 
 
 def cli(server, *args, check=True):
