@@ -1496,6 +1496,13 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             READERS,
         ),
         case(
+            "GET",
+            "/ui/catalogs/{catalog}/remotes",
+            "/ui/catalogs/lake/remotes",
+            None,
+            READERS,
+        ),
+        case(
             "POST",
             "/ui/catalogs/{catalog}/merge-requests",
             "/ui/catalogs/lake/merge-requests",

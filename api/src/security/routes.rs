@@ -333,6 +333,12 @@ pub static ROUTES: &[Route] = &[
         PathOrBelow(Read, Catalog),
     ),
     route(
+        "GET",
+        "/ui/catalogs/{catalog}/remotes",
+        "ui.remotes",
+        Path(Read, Catalog),
+    ),
+    route(
         "POST",
         "/api/v1/catalogs",
         "catalog.create",

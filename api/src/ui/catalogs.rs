@@ -74,7 +74,8 @@ pub async fn refs(
             a href={ (base) "/log" } { "Commit log" } " · "
             a href={ (base) "/entries" } { "Browse" } " · "
             a href={ (base) "/compare" } { "Compare and merge" } " · "
-            a href={ (base) "/merge-requests" } { "Merge requests" }
+            a href={ (base) "/merge-requests" } { "Merge requests" } " · "
+            a href={ (base) "/remotes" } { "Remotes" }
         }
         h2 { "Branches and tags" }
         @if list.refs.is_empty() {

@@ -14,6 +14,7 @@ pub mod merge;
 pub mod merge_requests;
 pub mod provider_session;
 pub mod provider_sign_in;
+pub mod remotes;
 pub mod session;
 pub mod table;
 
@@ -109,6 +110,7 @@ pub fn routes() -> Router<AppState> {
             "/ui/catalogs/{catalog}/merge-requests/{number}/close",
             post(merge_requests::close),
         )
+        .route("/ui/catalogs/{catalog}/remotes", get(remotes::list))
 }
 
 async fn style() -> Response {
