@@ -6,35 +6,18 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::files::{sweep_request, window};
 use common::lake::*;
 use common::tenancy::{Fixture, memory, on_every_backend, postgres, sqlite};
+use common::transfer::*;
 use pangolin_catalog::HistoryRequest;
 use pangolin_catalog::bundle::{BundleReader, BundleWriter, IntakeError, Item};
-use pangolin_catalog::collect::CollectRequest;
-use pangolin_catalog::orphans::SweepProgress;
-use pangolin_catalog::reach::{self, Reach};
 use pangolin_catalog::remotes::{Fetched, NewRemote, PushError, PushRequest, Pushed, ReceiveError};
 use pangolin_merge::{MergeOptions, MergeOutcome};
 use pangolin_refs::RefKind;
 use tokio::sync::mpsc;
-
-async fn pack(catalog: &Catalog, want: Option<&[&str]>, have: &[ObjectId]) -> Vec<u8> {
-    let want: Option<Vec<RefName>> =
-        want.map(|names| names.iter().map(|n| RefName::new(*n).unwrap()).collect());
-    let plan = catalog.plan_pack(want.as_deref(), have).await.unwrap();
-    let (pieces, mut received) = mpsc::channel(4);
-    let writer = tokio::spawn(plan.write(pieces));
-    let mut bytes = Vec::new();
-    while let Some(piece) = received.recv().await {
-        bytes.extend_from_slice(&piece);
-    }
-    writer.await.unwrap().unwrap();
-    bytes
-}
 
 async fn fetch(into: &Catalog, bytes: &[u8]) -> Result<Fetched, ReceiveError> {
     let mut receiver = into.fetch_receiver("origin").await?;
@@ -58,35 +41,6 @@ fn push_of(branch: &str, expected: Option<ObjectId>, force: bool) -> PushRequest
         expected,
         force,
         origin: Some("http://elsewhere/lake".into()),
-    }
-}
-
-/// Every ref's head.
-async fn heads(catalog: &Catalog) -> Vec<ObjectId> {
-    reach::all_refs(catalog.store().as_ref(), catalog.odb().repo())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|(_, head)| head)
-        .collect()
-}
-
-/// Every object the refs reach.
-async fn reachable(catalog: &Catalog, from: &[ObjectId]) -> BTreeSet<ObjectId> {
-    let mut walk = Reach::default();
-    for id in from {
-        walk.push(*id);
-    }
-    let mut all = BTreeSet::new();
-    loop {
-        let batch = walk
-            .next(catalog.store().as_ref(), catalog.odb().repo())
-            .await
-            .unwrap();
-        if batch.is_empty() {
-            return all;
-        }
-        all.extend(batch.iter().map(|(raw, _)| raw.id));
     }
 }
 
@@ -167,16 +121,12 @@ async fn clone_diverge_fetch_merge_push(fixture: Fixture) {
     let tracking = copy.remote("origin").await.unwrap().value;
     let mut have: Vec<ObjectId> = heads(&copy).await;
     have.extend(tracking.refs.iter().map(|r| r.hash));
-    let lacking: BTreeSet<ObjectId> = reachable(source, &heads(source).await)
-        .await
-        .difference(&reachable(&copy, &heads(&copy).await).await)
-        .copied()
-        .collect();
-    assert!(!lacking.is_empty());
+    let missing = lacking(source, &heads(source).await, &copy).await;
+    assert!(!missing.is_empty());
     let fetched = fetch(&copy, &pack(source, None, &have).await)
         .await
         .unwrap();
-    assert_eq!(fetched.objects, lacking.len() as u64, "only the difference");
+    assert_eq!(fetched.objects, missing.len() as u64, "only the difference");
     let main_change: Vec<_> = fetched
         .changes
         .iter()
@@ -206,11 +156,7 @@ async fn clone_diverge_fetch_merge_push(fixture: Fixture) {
     }
 
     // Pushed back: a fast-forward of the source's main, carrying only what it lacks.
-    let lacking: BTreeSet<ObjectId> = reachable(&copy, &[head(&copy, "main").await])
-        .await
-        .difference(&reachable(source, &heads(source).await).await)
-        .copied()
-        .collect();
+    let missing = lacking(&copy, &[head(&copy, "main").await], source).await;
     let bytes = pack(&copy, Some(&["main"]), &heads(source).await).await;
     let pushed = push(
         source,
@@ -219,7 +165,7 @@ async fn clone_diverge_fetch_merge_push(fixture: Fixture) {
     )
     .await
     .unwrap();
-    assert_eq!(pushed.objects, lacking.len() as u64, "only the difference");
+    assert_eq!(pushed.objects, missing.len() as u64, "only the difference");
     assert!(!pushed.forced);
     assert_eq!(head(source, "main").await, head(&copy, "main").await);
     // And a new branch is created by a push expecting it absent.
@@ -483,27 +429,15 @@ async fn what_a_fetch_brought_outlives_collections_until_its_remote_goes() {
         .value
         .head("main")
         .unwrap();
-    let collect = |catalog: Catalog| async move {
-        catalog
-            .collect_objects(
-                CollectRequest {
-                    dry_run: false,
-                    slack_ms: 0,
-                },
-                Arc::new(SweepProgress::default()),
-            )
-            .await
-            .unwrap()
-    };
     let windowed = copy.clone().with_retention(window(10));
     tokio::time::sleep(Duration::from_millis(30)).await;
-    collect(windowed.clone()).await;
+    collect(&windowed).await;
     for id in reachable(&copy, &[theirs]).await {
         assert!(copy.store().contains(copy.odb().repo(), &id).await.unwrap());
     }
     // Once the remote is removed, nothing keeps the commit only it reached.
     copy.remove_remote("origin").await.unwrap();
-    let report = collect(windowed).await;
+    let report = collect(&windowed).await;
     assert!(report.deleted > 0, "{report:?}");
     assert!(
         !copy
@@ -559,18 +493,6 @@ async fn a_collection_during_a_transfer_keeps_what_arrived_until_it_lands_or_is_
     let bytes = pack(&copy, Some(&["main"]), &heads(source).await).await;
     let windowed = source.clone().with_retention(window(10));
     tokio::time::sleep(Duration::from_millis(30)).await;
-    let collect = |catalog: Catalog| async move {
-        catalog
-            .collect_objects(
-                CollectRequest {
-                    dry_run: false,
-                    slack_ms: 0,
-                },
-                Arc::new(SweepProgress::default()),
-            )
-            .await
-            .unwrap()
-    };
 
     let before = head(source, "main").await;
     let (first, rest) = bytes.split_at(bytes.len() * 2 / 3);
@@ -589,7 +511,7 @@ async fn a_collection_during_a_transfer_keeps_what_arrived_until_it_lands_or_is_
         .sweep_orphan_files(sweep_request(true), Vec::new())
         .await
         .unwrap();
-    let report = collect(windowed.clone()).await;
+    let report = collect(&windowed).await;
     assert!(report.deleted > 0, "{report:?}");
 
     // Two thirds arrived, then a collection: it keeps what arrived, and the push lands whole.
@@ -598,7 +520,7 @@ async fn a_collection_during_a_transfer_keeps_what_arrived_until_it_lands_or_is_
         .unwrap();
     receiver.feed(first).await.unwrap();
     assert_eq!(holds(source).await, 1);
-    let report = collect(windowed).await;
+    let report = collect(&windowed).await;
     assert_eq!(report.deleted, 0, "{report:?}");
     receiver.feed(rest).await.unwrap();
     let pushed = receiver.finish("pusher").await.unwrap();

@@ -5,15 +5,12 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-
 use common::lake::*;
+use common::transfer::*;
 use pangolin_catalog::HistoryRequest;
-use pangolin_catalog::reach::{self, Reach};
 use pangolin_catalog::remotes::{NewRemote, PushRequest};
 use pangolin_merge::MergeOptions;
 use proptest::prelude::*;
-use tokio::sync::mpsc;
 
 const BRANCHES: [&str; 3] = ["main", "b1", "b2"];
 
@@ -90,47 +87,6 @@ async fn merge(catalog: &Catalog, source: &RefSpec, into: &str) {
         .unwrap();
 }
 
-async fn heads(catalog: &Catalog) -> Vec<ObjectId> {
-    reach::all_refs(catalog.store().as_ref(), catalog.odb().repo())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|(_, head)| head)
-        .collect()
-}
-
-async fn reachable(catalog: &Catalog, from: &[ObjectId]) -> BTreeSet<ObjectId> {
-    let mut walk = Reach::default();
-    for id in from {
-        walk.push(*id);
-    }
-    let mut all = BTreeSet::new();
-    loop {
-        let batch = walk
-            .next(catalog.store().as_ref(), catalog.odb().repo())
-            .await
-            .unwrap();
-        if batch.is_empty() {
-            return all;
-        }
-        all.extend(batch.iter().map(|(raw, _)| raw.id));
-    }
-}
-
-async fn pack(catalog: &Catalog, want: Option<&[&str]>, have: &[ObjectId]) -> Vec<u8> {
-    let want: Option<Vec<RefName>> =
-        want.map(|names| names.iter().map(|n| RefName::new(*n).unwrap()).collect());
-    let plan = catalog.plan_pack(want.as_deref(), have).await.unwrap();
-    let (pieces, mut received) = mpsc::channel(4);
-    let writer = tokio::spawn(plan.write(pieces));
-    let mut bytes = Vec::new();
-    while let Some(piece) = received.recv().await {
-        bytes.extend_from_slice(&piece);
-    }
-    writer.await.unwrap().unwrap();
-    bytes
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -179,29 +135,21 @@ proptest! {
                 apply(&copy, &ours, "c").await;
 
                 // Fetch: exactly the difference, and it arrives complete.
-                let lacking: BTreeSet<ObjectId> = reachable(source, &heads(source).await)
-                    .await
-                    .difference(&reachable(&copy, &heads(&copy).await).await)
-                    .copied()
-                    .collect();
+                let missing = lacking(source, &heads(source).await, &copy).await;
                 // What the copy says it holds: its heads and the source's as last fetched.
                 let mut have = heads(&copy).await;
                 have.extend(copy.remote("origin").await.unwrap().value.refs.iter().map(|r| r.hash));
                 let mut receiver = copy.fetch_receiver("origin").await.unwrap();
                 receiver.feed(&pack(source, None, &have).await).await.unwrap();
                 let fetched = receiver.finish("fetcher").await.unwrap();
-                assert_eq!(fetched.objects, lacking.len() as u64);
+                assert_eq!(fetched.objects, missing.len() as u64);
 
                 // Merge the source's main into ours and push it back: a fast-forward carrying
                 // exactly what the source lacks.
                 let theirs_main = fetched.remote.head("main").unwrap();
                 merge(&copy, &spec(&theirs_main.to_hex()), "main").await;
                 let ours_main = head(&copy, "main").await;
-                let lacking: BTreeSet<ObjectId> = reachable(&copy, &[ours_main])
-                    .await
-                    .difference(&reachable(source, &heads(source).await).await)
-                    .copied()
-                    .collect();
+                let missing = lacking(&copy, &[ours_main], source).await;
                 let bytes = pack(&copy, Some(&["main"]), &heads(source).await).await;
                 let mut receiver = source
                     .push_receiver(PushRequest {
@@ -213,7 +161,7 @@ proptest! {
                     .unwrap();
                 receiver.feed(&bytes).await.unwrap();
                 let pushed = receiver.finish("pusher").await.unwrap();
-                assert_eq!(pushed.objects, lacking.len() as u64);
+                assert_eq!(pushed.objects, missing.len() as u64);
                 assert!(!pushed.forced);
                 assert_eq!(head(source, "main").await, ours_main);
             });

@@ -11,3 +11,4 @@ pub mod files;
 pub mod gated;
 pub mod lake;
 pub mod tenancy;
+pub mod transfer;
