@@ -164,9 +164,13 @@ impl Export {
                 for ids in commits.chunks(WRITE_BATCH) {
                     for (id, raw) in ids.iter().zip(store.get_many(&self.repo, ids).await?) {
                         let raw = raw.ok_or(ReachError::Missing(*id))?;
-                        if let Ok(Object::Commit(commit)) = Object::decode(&raw)
-                            && !known.contains(&commit.tree)
-                        {
+                        let corrupt = |reason: String| ReachError::Corrupt { id: *id, reason };
+                        let Object::Commit(commit) =
+                            Object::decode(&raw).map_err(|e| corrupt(e.to_string()))?
+                        else {
+                            return Err(corrupt("stored as a tree node".to_owned()).into());
+                        };
+                        if !known.contains(&commit.tree) {
                             trees.push(commit.tree);
                         }
                         written.object(&mut writer, &raw).await?;
