@@ -1764,7 +1764,7 @@ async fn every_admin_route_lets_through_exactly_who_it_should() {
     }
     let rows = matrix();
     // Every admin route of the route table is in the matrix.
-    for route in pangolin_api::security::routes::ROUTES {
+    for route in pangolin_api::security::routes::ROUTES.iter() {
         let admin_route = [
             "tenants",
             "warehouses",

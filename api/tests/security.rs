@@ -169,7 +169,7 @@ async fn every_served_route_declares_what_it_needs() {
     );
     // And every declared route is really routed: nothing answers "no route" or 405.
     let env = secure().await;
-    for route in ROUTES {
+    for route in ROUTES.iter() {
         let method = Method::from_bytes(route.method.as_bytes()).unwrap();
         let (status, _, body) = send(&env.app, method, &sample(route.path), None, &[]).await;
         assert_ne!(
