@@ -1358,6 +1358,14 @@ fn matrix(table_location: &str, view_location: &str) -> Vec<Case> {
             Some(json!({"want": ["main"]})),
             READERS,
         ),
+        // Refused before the ref is looked up: no one learns which refs exist without read.
+        case(
+            "POST",
+            "/api/v1/catalogs/{catalog}/pack",
+            "/api/v1/catalogs/lake/pack",
+            Some(json!({"want": ["no-such-branch"]})),
+            READERS,
+        ),
         // Write on the branch moved (a `dev*` writer's); allowed, it is refused as no pack
         // (400), after authorization.
         case(

@@ -249,18 +249,42 @@ pub async fn pack(
         .iter()
         .map(|h| parse_full_hash("have", h))
         .collect::<Result<Vec<_>, _>>()?;
-    let export = catalog
-        .plan_pack(want.as_deref(), &have)
-        .await
-        .map_err(pack_error)?;
-    for r in &export.header().refs {
+    // Authorized before anything is planned: who may not read a ref learns nothing of it,
+    // and makes the server walk nothing.
+    let names = match &want {
+        Some(names) => names.clone(),
+        None => pangolin_catalog::reach::all_refs(catalog.store().as_ref(), catalog.odb().repo())
+            .await?
+            .into_iter()
+            .map(|(reference, _)| reference.name)
+            .collect(),
+    };
+    for name in &names {
         authorize(
             &state,
             &catalog,
             Privilege::Read,
-            &RefSpec::Named(r.name.clone()),
+            &RefSpec::Named(name.clone()),
         )
         .await?;
+    }
+    let export = catalog
+        .plan_pack(want.as_deref(), &have)
+        .await
+        .map_err(pack_error)?;
+    // A ref made between the listing and the plan is sent only if it was authorized.
+    if want.is_none() {
+        for r in &export.header().refs {
+            if !names.contains(&r.name) {
+                authorize(
+                    &state,
+                    &catalog,
+                    Privilege::Read,
+                    &RefSpec::Named(r.name.clone()),
+                )
+                .await?;
+            }
+        }
     }
     let (pieces, received) = mpsc::channel::<Bytes>(16);
     let writer = tokio::spawn(export.write(pieces));
