@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
 use crate::iceberg::io::{WRITE_METADATA_PATH, next_table_metadata_location};
-use crate::iceberg::manifest_list::{ManifestList, recommit, restamp_manifest};
+use crate::iceberg::manifest_list::{ManifestList, Rewritten, recommit, restamp_manifest};
 use crate::iceberg::metadata::TableMetadata;
 use crate::iceberg::table_merge::{self, TableMergePlan};
 use crate::iceberg::update::{MetadataBuilder, TableUpdate, canonical_location};
@@ -311,19 +311,32 @@ impl Catalog {
                 .read_bytes(&canonical_location(path))
                 .await
                 .map_err(|e| e.to_string())?;
-            let restamped = match restamp_manifest(&bytes, snapshot_id) {
+            let restamped = match restamp_manifest(&bytes, snapshot_id, &appended) {
                 Ok(restamped) => restamped,
                 Err(reason) => return Ok(Err(format!("manifest {path}: {reason}"))),
             };
-            let copy = format!("{folder}/{}-m{i}.avro", uuid::Uuid::new_v4());
-            warehouse
-                .ensure_contains(&[&copy])
-                .map_err(|e| e.to_string())?;
-            let length = i64::try_from(restamped.len()).unwrap_or(i64::MAX);
-            crate::iceberg::json_io::write_new(&warehouse.io, &copy, restamped)
-                .await
-                .map_err(|e| e.to_string())?;
-            rewritten.insert(path.clone(), (copy, length));
+            let copy = match restamped.bytes {
+                Some(bytes) => {
+                    let copy = format!("{folder}/{}-m{i}.avro", uuid::Uuid::new_v4());
+                    warehouse
+                        .ensure_contains(&[&copy])
+                        .map_err(|e| e.to_string())?;
+                    let length = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+                    crate::iceberg::json_io::write_new(&warehouse.io, &copy, bytes)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Some((copy, length))
+                }
+                None => None,
+            };
+            rewritten.insert(
+                path.clone(),
+                Rewritten {
+                    copy,
+                    files: restamped.files,
+                    rows: restamped.rows,
+                },
+            );
         }
         let made = match recommit(
             ours_list.as_ref(),

@@ -102,6 +102,37 @@ def test_appends_on_both_branches_merge_into_a_table_with_every_row(client):
     assert len(read(client, target, name)) == 7
 
 
+def test_appends_that_merged_manifests_on_the_source_merge_too(client):
+    name, target, source = setup(client)
+    # The source's appends merge manifests (as Spark's do past 100 manifests): its later
+    # manifests carry the base's file and its own earlier ones as existing entries.
+    dev = client.catalog(ref=source).load_table(name)
+    with dev.transaction() as tx:
+        tx.set_properties(**{"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"})
+    dev.append(rows("source", 4))
+    dev.append(rows("source", 5))
+    dev.append(rows("source", 6, 7))
+    entries = dev.inspect.entries().to_pydict()
+    assert 0 in entries["status"], "a manifest of the source carries existing entries"
+    client.catalog(ref=target).load_table(name).append(rows("target", 3))
+
+    merged = client.merge(source, target, table_merge="auto")
+    assert merged.result == "merged", merged
+    expected = [(1, "base"), (2, "base"), (3, "target"), (4, "source"), (5, "source"), (6, "source"), (7, "source")]
+    assert read(client, target, name) == expected
+    table = client.catalog(ref=target).load_table(name)
+    current = table.current_snapshot()
+    assert current.summary["added-records"] == "4"
+    assert current.summary["total-records"] == "7"
+    assert duckdb_reads(table.metadata_location) == expected
+    # Each file once, every one attributed to a snapshot the merged table has.
+    live = table.inspect.entries().to_pydict()
+    assert sorted(live["status"]).count(2) == 0
+    paths = [f["file_path"] for f in live["data_file"]]
+    assert len(paths) == len(set(paths)) == 5, paths  # the base's, the target's, the source's three
+    assert set(live["snapshot_id"]) <= {s.snapshot_id for s in table.snapshots()}
+
+
 def test_an_overwrite_on_one_side_stays_a_conflict_saying_so(client):
     name, target, source = setup(client)
     client.catalog(ref=target).load_table(name).append(rows("target", 3))

@@ -71,6 +71,32 @@ fn set_long(record: &mut Value, name: &str, value: i64) {
     }
 }
 
+/// Sets a count, as the int or long the schema has for it.
+fn set_int_or_long(record: &mut Value, name: &str, value: u64) {
+    if let Value::Record(fields) = record
+        && let Some((_, slot)) = fields.iter_mut().find(|(n, _)| n == name)
+    {
+        let number = |old: &Value| match old {
+            Value::Int(_) => Value::Int(i32::try_from(value).unwrap_or(i32::MAX)),
+            _ => Value::Long(i64::try_from(value).unwrap_or(i64::MAX)),
+        };
+        let replaced = match &*slot {
+            Value::Union(branch, inner) => Value::Union(*branch, Box::new(number(inner))),
+            other => number(other),
+        };
+        *slot = replaced;
+    }
+}
+
+/// A source manifest as the merged snapshot names it: its re-stamped copy and length (`None`
+/// when nothing of it is kept), and the files and rows it adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    pub copy: Option<(String, i64)>,
+    pub files: u64,
+    pub rows: u64,
+}
+
 fn set_string(record: &mut Value, name: &str, value: String) {
     if let Value::Record(fields) = record
         && let Some((_, slot)) = fields.iter_mut().find(|(n, _)| n == name)
@@ -79,32 +105,62 @@ fn set_string(record: &mut Value, name: &str, value: String) {
     }
 }
 
-/// A manifest of added files re-stamped as added by snapshot `snapshot_id`: every entry must
-/// be an added one (status 1), and its `snapshot_id` becomes the new snapshot's (sequence
-/// numbers left to inheritance stay so). Schema and file metadata are kept.
-pub fn restamp_manifest(bytes: &[u8], snapshot_id: i64) -> Result<Vec<u8>, String> {
+/// A source manifest re-stamped for the merged snapshot: its bytes (`None` when nothing of it
+/// is kept) and what it adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restamped {
+    pub bytes: Option<Vec<u8>>,
+    pub files: u64,
+    pub rows: u64,
+}
+
+/// A source manifest re-stamped as added by snapshot `snapshot_id`: its added entries, and
+/// the existing entries of files one of the source's `appended` snapshots added (a merging
+/// append rewrote them into this manifest), all as added by the new snapshot with sequence
+/// numbers left to inheritance; existing entries of earlier files (which the target holds)
+/// are left out. A deleted entry is refused. Schema and file metadata are kept.
+pub fn restamp_manifest(
+    bytes: &[u8],
+    snapshot_id: i64,
+    appended: &BTreeSet<i64>,
+) -> Result<Restamped, String> {
+    const EXISTING: i64 = 0;
+    const ADDED: i64 = 1;
     let reader = apache_avro::Reader::new(bytes).map_err(|e| e.to_string())?;
     let schema = reader.writer_schema().clone();
     let metadata = reader.user_metadata().clone();
     let mut entries = Vec::new();
+    let mut rows = 0u64;
     for (i, entry) in reader.enumerate() {
         let mut entry = entry.map_err(|e| format!("entry {i}: {e}"))?;
-        if number(&entry, &["status"]) != Some(1) {
-            return Err(format!(
-                "entry {i} of an appended manifest is not an added file"
-            ));
+        match number(&entry, &["status"]) {
+            Some(ADDED) => {}
+            Some(EXISTING)
+                if number(&entry, &["snapshot_id"]).is_some_and(|id| appended.contains(&id)) =>
+            {
+                set_int_or_long(&mut entry, "status", ADDED.unsigned_abs());
+            }
+            Some(EXISTING) => continue,
+            _ => return Err(format!("entry {i} of an appended manifest deletes a file")),
         }
-        if let Value::Record(fields) = &mut entry
-            && let Some((_, slot)) = fields.iter_mut().find(|(n, _)| n == "snapshot_id")
-        {
-            // Optional fields are written `["null", "long"]`, the long second.
-            *slot = match slot {
-                Value::Union(..) => Value::Union(1, Box::new(Value::Long(snapshot_id))),
-                _ => Value::Long(snapshot_id),
-            };
+        set_optional_long(&mut entry, "snapshot_id", snapshot_id);
+        for name in ["sequence_number", "file_sequence_number"] {
+            set_null(&mut entry, name);
         }
+        rows += field(&entry, "data_file")
+            .and_then(|file| number(file, &["record_count"]))
+            .unwrap_or(0)
+            .max(0) as u64;
         entries.push(entry);
     }
+    if entries.is_empty() {
+        return Ok(Restamped {
+            bytes: None,
+            files: 0,
+            rows: 0,
+        });
+    }
+    let files = entries.len() as u64;
     let mut writer = apache_avro::Writer::new(&schema, Vec::new());
     for (key, value) in metadata {
         writer
@@ -114,7 +170,34 @@ pub fn restamp_manifest(bytes: &[u8], snapshot_id: i64) -> Result<Vec<u8>, Strin
     for entry in entries {
         writer.append(entry).map_err(|e| e.to_string())?;
     }
-    writer.into_inner().map_err(|e| e.to_string())
+    Ok(Restamped {
+        bytes: Some(writer.into_inner().map_err(|e| e.to_string())?),
+        files,
+        rows,
+    })
+}
+
+/// Sets a long field that may be optional: a union's `long` branch, which Iceberg writes after
+/// `null`, whichever branch it held.
+fn set_optional_long(record: &mut Value, name: &str, value: i64) {
+    if let Value::Record(fields) = record
+        && let Some((_, slot)) = fields.iter_mut().find(|(n, _)| n == name)
+    {
+        *slot = match slot {
+            Value::Union(..) => Value::Union(1, Box::new(Value::Long(value))),
+            _ => Value::Long(value),
+        };
+    }
+}
+
+/// Sets an optional field to null (a union's `null` branch, which Iceberg writes first).
+fn set_null(record: &mut Value, name: &str) {
+    if let Value::Record(fields) = record
+        && let Some((_, slot)) = fields.iter_mut().find(|(n, _)| n == name)
+        && matches!(slot, Value::Union(..))
+    {
+        *slot = Value::Union(0, Box::new(Value::Null));
+    }
 }
 
 impl ManifestList {
@@ -155,9 +238,10 @@ impl ManifestList {
             .collect())
     }
 
-    /// The manifests `snapshots` added, each checked to hold only files added by it: a
-    /// manifest that also carries earlier files (a merging append rewrote older manifests into
-    /// it) or deletes cannot be re-committed on another branch's table.
+    /// The manifests `snapshots` added, each checked to delete nothing: a delete manifest, or
+    /// one recording deleted files, cannot be re-committed on another branch's table. (One
+    /// that also carries earlier files, as a merging append writes, is re-stamped without
+    /// them: see [`restamp_manifest`].)
     fn added_by(&self, snapshots: &BTreeSet<i64>) -> Result<Vec<Value>, String> {
         let mut taken = Vec::new();
         for entry in &self.entries {
@@ -175,15 +259,10 @@ impl ManifestList {
                     "snapshot {added_by} added a delete manifest ({path})"
                 ));
             }
-            let existing = number(
-                entry,
-                &["existing_files_count", "existing_data_files_count"],
-            );
             let deleted = number(entry, &["deleted_files_count", "deleted_data_files_count"]);
-            if existing.unwrap_or(0) != 0 || deleted.unwrap_or(0) != 0 {
+            if deleted.unwrap_or(0) != 0 {
                 return Err(format!(
-                    "snapshot {added_by} rewrote earlier files into a manifest of its own \
-                     (a merging append); only appends that add manifests re-commit"
+                    "snapshot {added_by} deleted files in a manifest of its own ({path})"
                 ));
             }
             taken.push(entry.clone());
@@ -236,7 +315,7 @@ pub fn recommit(
     appended: &BTreeSet<i64>,
     (snapshot_id, parent_id, sequence_number): (i64, Option<i64>, i64),
     format_version: u8,
-    rewritten: &BTreeMap<String, (String, i64)>,
+    rewritten: &BTreeMap<String, Rewritten>,
 ) -> Result<Recommitted, String> {
     let taken = theirs.added_by(appended)?;
     let base = ours.unwrap_or(theirs);
@@ -258,21 +337,49 @@ pub fn recommit(
     }
     let mut added = Added::default();
     for entry in taken {
+        let path = match field(&entry, "manifest_path").map(unwrap_union) {
+            Some(Value::String(path)) => path.clone(),
+            _ => return Err("a manifest list entry has no `manifest_path`".to_owned()),
+        };
+        let mut entry = entry
+            .resolve(record_schema)
+            .map_err(|e| format!("a manifest of the source does not fit the target's list: {e}"))?;
+        set_long(&mut entry, "added_snapshot_id", snapshot_id);
+        match rewritten.get(&path) {
+            // Only files the target holds already: nothing of it is re-committed.
+            Some(Rewritten { copy: None, .. }) => continue,
+            Some(Rewritten {
+                copy: Some((copy, length)),
+                files,
+                rows,
+            }) => {
+                set_string(&mut entry, "manifest_path", copy.clone());
+                set_long(&mut entry, "manifest_length", *length);
+                let counts = [
+                    (["added_files_count", "added_data_files_count"], *files),
+                    (["existing_files_count", "existing_data_files_count"], 0),
+                    (["deleted_files_count", "deleted_data_files_count"], 0),
+                ];
+                for (names, value) in counts {
+                    for name in names {
+                        set_int_or_long(&mut entry, name, value);
+                    }
+                }
+                for (name, value) in [
+                    ("added_rows_count", *rows),
+                    ("existing_rows_count", 0),
+                    ("deleted_rows_count", 0),
+                ] {
+                    set_int_or_long(&mut entry, name, value);
+                }
+            }
+            None => {}
+        }
         added.manifests += 1;
         added.files += number(&entry, &["added_files_count", "added_data_files_count"])
             .unwrap_or(0)
             .max(0) as u64;
         added.rows += number(&entry, &["added_rows_count"]).unwrap_or(0).max(0) as u64;
-        let mut entry = entry
-            .resolve(record_schema)
-            .map_err(|e| format!("a manifest of the source does not fit the target's list: {e}"))?;
-        set_long(&mut entry, "added_snapshot_id", snapshot_id);
-        if let Some(Value::String(path)) = field(&entry, "manifest_path").map(unwrap_union)
-            && let Some((new_path, length)) = rewritten.get(path).cloned()
-        {
-            set_string(&mut entry, "manifest_path", new_path);
-            set_long(&mut entry, "manifest_length", length);
-        }
         if format_version >= 2 {
             set_long(&mut entry, "sequence_number", sequence_number);
             set_long(&mut entry, "min_sequence_number", sequence_number);
@@ -359,7 +466,14 @@ mod tests {
             &BTreeSet::from([3, 4]),
             (9, Some(2), 5),
             2,
-            &BTreeMap::from([("m-theirs-b".to_owned(), ("m-new".to_owned(), 7))]),
+            &BTreeMap::from([(
+                "m-theirs-b".to_owned(),
+                Rewritten {
+                    copy: Some(("m-new".to_owned(), 7)),
+                    files: 2,
+                    rows: 20,
+                },
+            )]),
         )
         .unwrap();
         assert_eq!(
@@ -367,7 +481,7 @@ mod tests {
             Added {
                 manifests: 2,
                 files: 4,
-                rows: 20
+                rows: 30
             }
         );
         let read = apache_avro::Reader::new(made.bytes.as_slice()).unwrap();
@@ -384,6 +498,7 @@ mod tests {
             .collect();
         assert_eq!(paths, ["m-base", "m-ours", "m-theirs-a", "m-new"]);
         assert_eq!(number(&entries[3], &["manifest_length"]), Some(7));
+        assert_eq!(number(&entries[3], &["added_rows_count"]), Some(20));
         assert_eq!(
             number(&entries[1], &["added_snapshot_id"]),
             Some(2),
@@ -397,8 +512,61 @@ mod tests {
     }
 
     #[test]
-    fn a_manifest_carrying_earlier_files_is_refused() {
-        let theirs = ManifestList::read(&list(vec![entry("m-merged", 3, 2, 5)])).unwrap();
+    fn a_merged_manifest_goes_in_as_its_copy_and_one_holding_nothing_new_is_left_out() {
+        let theirs = ManifestList::read(&list(vec![
+            entry("m-merged", 3, 2, 5),
+            entry("m-old-only", 4, 3, 5),
+        ]))
+        .unwrap();
+        let rewritten = BTreeMap::from([
+            (
+                "m-merged".to_owned(),
+                Rewritten {
+                    copy: Some(("m-copy".to_owned(), 11)),
+                    files: 1,
+                    rows: 4,
+                },
+            ),
+            (
+                "m-old-only".to_owned(),
+                Rewritten {
+                    copy: None,
+                    files: 0,
+                    rows: 0,
+                },
+            ),
+        ]);
+        let made = recommit(
+            None,
+            &theirs,
+            &BTreeSet::from([3, 4]),
+            (9, None, 1),
+            2,
+            &rewritten,
+        )
+        .unwrap();
+        assert_eq!(
+            made.added,
+            Added {
+                manifests: 1,
+                files: 1,
+                rows: 4
+            }
+        );
+        let entries: Vec<Value> = apache_avro::Reader::new(made.bytes.as_slice())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(number(&entries[0], &["existing_files_count"]), Some(0));
+        assert_eq!(number(&entries[0], &["added_files_count"]), Some(1));
+    }
+
+    #[test]
+    fn a_manifest_recording_deletes_is_refused() {
+        let mut deleting = entry("m-deleting", 3, 2, 0);
+        set_int_or_long(&mut deleting, "deleted_files_count", 1);
+        let theirs = ManifestList::read(&list(vec![deleting])).unwrap();
         let error = recommit(
             None,
             &theirs,
@@ -408,6 +576,80 @@ mod tests {
             &BTreeMap::new(),
         )
         .unwrap_err();
-        assert!(error.contains("merging append"), "{error}");
+        assert!(error.contains("deleted files"), "{error}");
+    }
+
+    /// A manifest's entries, with the fields a re-stamp reads.
+    const MANIFEST: &str = r#"{"type": "record", "name": "manifest_entry", "fields": [
+        {"name": "status", "type": "int", "field-id": 0},
+        {"name": "snapshot_id", "type": ["null", "long"], "field-id": 1},
+        {"name": "sequence_number", "type": ["null", "long"], "field-id": 3},
+        {"name": "file_sequence_number", "type": ["null", "long"], "field-id": 4},
+        {"name": "data_file", "type": {"type": "record", "name": "r2", "fields": [
+            {"name": "file_path", "type": "string", "field-id": 100},
+            {"name": "record_count", "type": "long", "field-id": 103}]}, "field-id": 2}
+    ]}"#;
+
+    fn file(status: i32, snapshot: i64, path: &str, rows: i64) -> Value {
+        let sequence = |n: i64| Value::Union(1, Box::new(Value::Long(n)));
+        Value::Record(vec![
+            ("status".into(), Value::Int(status)),
+            ("snapshot_id".into(), sequence(snapshot)),
+            ("sequence_number".into(), sequence(snapshot)),
+            ("file_sequence_number".into(), sequence(snapshot)),
+            (
+                "data_file".into(),
+                Value::Record(vec![
+                    ("file_path".into(), Value::String(path.into())),
+                    ("record_count".into(), Value::Long(rows)),
+                ]),
+            ),
+        ])
+    }
+
+    fn manifest(entries: Vec<Value>) -> Vec<u8> {
+        let schema = Schema::parse_str(MANIFEST).unwrap();
+        let mut writer = apache_avro::Writer::new(&schema, Vec::new());
+        for e in entries {
+            writer.append(e).unwrap();
+        }
+        writer.into_inner().unwrap()
+    }
+
+    #[test]
+    fn a_restamped_manifest_keeps_the_sources_files_and_drops_the_earlier_ones() {
+        // Snapshot 4 merged: its own file, one snapshot 3 of the source added, one of the base.
+        let merged = manifest(vec![
+            file(1, 4, "new.parquet", 3),
+            file(0, 3, "earlier-on-the-source.parquet", 5),
+            file(0, 1, "base.parquet", 7),
+        ]);
+        let restamped = restamp_manifest(&merged, 9, &BTreeSet::from([3, 4])).unwrap();
+        assert_eq!((restamped.files, restamped.rows), (2, 8));
+        let entries: Vec<Value> = apache_avro::Reader::new(restamped.bytes.unwrap().as_slice())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let paths: Vec<String> = entries
+            .iter()
+            .map(
+                |e| match field(field(e, "data_file").unwrap(), "file_path") {
+                    Some(Value::String(s)) => s.clone(),
+                    other => panic!("{other:?}"),
+                },
+            )
+            .collect();
+        assert_eq!(paths, ["new.parquet", "earlier-on-the-source.parquet"]);
+        for entry in &entries {
+            assert_eq!(number(entry, &["status"]), Some(1), "added");
+            assert_eq!(number(entry, &["snapshot_id"]), Some(9));
+            assert_eq!(number(entry, &["sequence_number"]), None, "inherited");
+        }
+
+        let only_old = manifest(vec![file(0, 1, "base.parquet", 7)]);
+        let restamped = restamp_manifest(&only_old, 9, &BTreeSet::from([3])).unwrap();
+        assert_eq!(restamped.bytes, None);
+        let deleting = manifest(vec![file(2, 3, "gone.parquet", 1)]);
+        assert!(restamp_manifest(&deleting, 9, &BTreeSet::from([3])).is_err());
     }
 }
