@@ -9,6 +9,7 @@ use pangolin_catalog::bundle::{Base, Verified, verify};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::client::{Client, Request};
 use crate::context::Context;
 use crate::error::{CliError, Exit, Result};
 use crate::profile::GlobalArgs;
@@ -244,24 +245,7 @@ pub(crate) async fn import(args: ImportArgs) -> Result<()> {
         ));
     }
     let request = ctx.client.request(Method::POST, &["import"]);
-    let path = args.bundle.clone();
-    let response = ctx
-        .client
-        .open(&request, || {
-            let file = File::open(&path)
-                .map_err(|e| CliError::usage(format!("opening {}: {e}", path.display())))?;
-            Ok(Some((
-                BUNDLE_TYPE,
-                reqwest::Body::wrap_stream(chunks(file)),
-            )))
-        })
-        .await?;
-    let text = response
-        .text()
-        .await
-        .map_err(|e| CliError::server(format!("reading the server's answer: {e}")))?;
-    let answer: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::server(format!("the server answered with invalid JSON: {e}")))?;
+    let answer = upload_file(&ctx.client, &request, &args.bundle).await?;
     if ctx.json {
         println!(
             "{}",
@@ -277,6 +261,27 @@ pub(crate) async fn import(args: ImportArgs) -> Result<()> {
         answer["changed-refs"],
     );
     Ok(())
+}
+
+/// Sends the bundle or pack at `path` as `request`'s body and reads the server's JSON answer.
+/// The file is opened again for each attempt the client makes (after a refreshed sign-in).
+pub(crate) async fn upload_file(client: &Client, request: &Request, path: &Path) -> Result<Value> {
+    let response = client
+        .open(request, || {
+            let file = File::open(path)
+                .map_err(|e| CliError::usage(format!("opening {}: {e}", path.display())))?;
+            Ok(Some((
+                BUNDLE_TYPE,
+                reqwest::Body::wrap_stream(chunks(file)),
+            )))
+        })
+        .await?;
+    let text = response
+        .text()
+        .await
+        .map_err(|e| CliError::server(format!("reading the server's answer: {e}")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| CliError::server(format!("the server answered with invalid JSON: {e}")))
 }
 
 /// The file's bytes as a stream of pieces, for an upload.

@@ -7,13 +7,12 @@
 //! of it arrived whole. Each server authorizes the credentials this client holds for it.
 
 use std::collections::BTreeSet;
-use std::fs::File;
 
 use pangolin_catalog::bundle::verify;
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 
-use crate::bundle::{BUNDLE_TYPE, chunks, receive};
+use crate::bundle::{self, receive};
 use crate::client::{Client, MAX_PAGE};
 use crate::context::Context;
 use crate::error::{CliError, Exit, Result};
@@ -343,23 +342,7 @@ async fn upload(
     for (name, value) in query {
         request = request.query(name, value.clone());
     }
-    let path = pack.file.path().to_owned();
-    let response = client
-        .open(&request, || {
-            let file = File::open(&path)
-                .map_err(|e| CliError::server(format!("reading the pack: {e}")))?;
-            Ok(Some((
-                BUNDLE_TYPE,
-                reqwest::Body::wrap_stream(chunks(file)),
-            )))
-        })
-        .await?;
-    let text = response
-        .text()
-        .await
-        .map_err(|e| CliError::server(format!("reading the server's answer: {e}")))?;
-    serde_json::from_str(&text)
-        .map_err(|e| CliError::server(format!("the server answered with invalid JSON: {e}")))
+    bundle::upload_file(client, &request, pack.file.path()).await
 }
 
 fn print_value(value: &Value) {
