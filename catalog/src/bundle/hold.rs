@@ -112,14 +112,5 @@ pub(crate) async fn delete_all(
     tenant: &Name,
     catalog: &Name,
 ) -> Result<(), RecordsError> {
-    let prefix = prefix(tenant.as_ref(), catalog.as_ref());
-    loop {
-        let page = store.list_records(&prefix, None, records::MAX_PAGE).await?;
-        if page.records.is_empty() {
-            return Ok(());
-        }
-        for record in page.records {
-            records::delete_if_there(store, &record.key).await?;
-        }
-    }
+    records::delete_all_under(store, &prefix(tenant.as_ref(), catalog.as_ref())).await
 }

@@ -367,19 +367,7 @@ impl MergeRequests {
 
     /// Deletes every record of `catalog`'s requests, for a deleted catalog.
     pub async fn delete_all(&self, tenant: &Name, catalog: &Name) -> Result<(), RecordsError> {
-        let prefix = requests_of(tenant, catalog);
-        loop {
-            let page = self
-                .records()
-                .list_records(&prefix, None, records::MAX_PAGE)
-                .await?;
-            if page.records.is_empty() {
-                break;
-            }
-            for record in page.records {
-                records::delete_if_there(self.records(), &record.key).await?;
-            }
-        }
+        records::delete_all_under(self.records(), &requests_of(tenant, catalog)).await?;
         // The counter last: a catalog made again under this name numbers from 1.
         records::delete_if_there(self.records(), &counter_key(tenant, catalog)).await?;
         Ok(())

@@ -250,18 +250,7 @@ pub(crate) async fn delete_all(
     tenant: &Name,
     catalog: &Name,
 ) -> Result<(), RecordsError> {
-    let prefix = prefix(tenant.as_ref(), catalog.as_ref());
-    loop {
-        let page = records
-            .list_records(&prefix, None, records::MAX_PAGE)
-            .await?;
-        if page.records.is_empty() {
-            return Ok(());
-        }
-        for record in page.records {
-            records::delete_if_there(records, &record.key).await?;
-        }
-    }
+    records::delete_all_under(records, &prefix(tenant.as_ref(), catalog.as_ref())).await
 }
 
 #[cfg(test)]

@@ -190,6 +190,22 @@ pub(crate) async fn delete_if_there(
     })
 }
 
+/// Deletes every record whose key starts with `prefix`, a page at a time.
+pub(crate) async fn delete_all_under(
+    records: &dyn RecordStore,
+    prefix: &str,
+) -> Result<(), RecordsError> {
+    loop {
+        let page = records.list_records(prefix, None, MAX_PAGE).await?;
+        if page.records.is_empty() {
+            return Ok(());
+        }
+        for record in page.records {
+            delete_if_there(records, &record.key).await?;
+        }
+    }
+}
+
 /// Whether any record starts with `prefix`.
 pub(crate) async fn any_under(
     records: &dyn RecordStore,
