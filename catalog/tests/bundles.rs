@@ -9,9 +9,10 @@ use std::collections::BTreeSet;
 
 use common::lake::*;
 use common::tenancy;
-use pangolin_catalog::HistoryRequest;
-use pangolin_catalog::bundle::{self, Base, BundleError, ImportError, Imported, IntakeError};
-use pangolin_merge::MergeOptions;
+use common::transfer::merge;
+use pangolin_catalog::bundle::{
+    self, Base, BundleError, ImportError, Imported, IntakeError, Receiving,
+};
 use pangolin_refs::RefQuery;
 use tokio::sync::mpsc;
 
@@ -34,19 +35,7 @@ async fn history(lake: &Lake) {
     append(catalog, &main(), "db.t0", 3, Some(1), 2)
         .await
         .unwrap();
-    catalog
-        .merge(
-            &spec("dev"),
-            &spec("main"),
-            &MergeOptions::default(),
-            &HistoryRequest {
-                principal: "ana".into(),
-                message: None,
-                expected_head: None,
-            },
-        )
-        .await
-        .unwrap();
+    merge(catalog, &spec("dev"), "main").await;
     catalog
         .create_ref(
             pangolin_refs::RefKind::Tag,

@@ -12,10 +12,9 @@ use common::files::{sweep_request, window};
 use common::lake::*;
 use common::tenancy::{Fixture, memory, on_every_backend, postgres, sqlite};
 use common::transfer::*;
-use pangolin_catalog::HistoryRequest;
-use pangolin_catalog::bundle::{BundleReader, BundleWriter, IntakeError, Item};
+use pangolin_catalog::bundle::{BundleReader, BundleWriter, IntakeError, Item, Receiving};
 use pangolin_catalog::remotes::{Fetched, NewRemote, PushError, PushRequest, Pushed, ReceiveError};
-use pangolin_merge::{MergeOptions, MergeOutcome};
+use pangolin_merge::MergeOutcome;
 use pangolin_refs::RefKind;
 use tokio::sync::mpsc;
 
@@ -41,14 +40,6 @@ fn push_of(branch: &str, expected: Option<ObjectId>, force: bool) -> PushRequest
         expected,
         force,
         origin: Some("http://elsewhere/lake".into()),
-    }
-}
-
-fn history_request() -> HistoryRequest {
-    HistoryRequest {
-        principal: "ana".into(),
-        message: None,
-        expected_head: None,
     }
 }
 
@@ -138,15 +129,7 @@ async fn clone_diverge_fetch_merge_push(fixture: Fixture) {
     assert_eq!(theirs, head(source, "main").await);
 
     // Merged by hash into the copy's main: both sides' tables.
-    let merged = copy
-        .merge(
-            &spec(&theirs.to_hex()),
-            &spec("main"),
-            &MergeOptions::default(),
-            &history_request(),
-        )
-        .await
-        .unwrap();
+    let merged = merge(&copy, &spec(&theirs.to_hex()), "main").await;
     assert!(
         matches!(merged.outcome, MergeOutcome::Merged { .. }),
         "{merged:?}"
@@ -281,14 +264,7 @@ async fn cut_altered_or_incomplete_packs_move_nothing() {
     let mut have = heads(&copy).await;
     let bytes = pack(source, None, &have).await;
     fetch(&copy, &bytes).await.unwrap();
-    copy.merge(
-        &spec(&theirs.to_hex()),
-        &spec("main"),
-        &MergeOptions::default(),
-        &history_request(),
-    )
-    .await
-    .unwrap();
+    merge(&copy, &spec(&theirs.to_hex()), "main").await;
     have = heads(source).await;
     let good = pack(&copy, Some(&["main"]), &have).await;
     let before = head(source, "main").await;
@@ -478,14 +454,7 @@ async fn a_collection_during_a_transfer_keeps_what_arrived_until_it_lands_or_is_
         .value
         .head("main")
         .unwrap();
-    copy.merge(
-        &spec(&theirs.to_hex()),
-        &spec("main"),
-        &MergeOptions::default(),
-        &history_request(),
-    )
-    .await
-    .unwrap();
+    merge(&copy, &spec(&theirs.to_hex()), "main").await;
     // Enough objects that they are stored in several batches as they arrive.
     for t in 0..300 {
         create(&copy, &main(), &format!("db.t{t}")).await;

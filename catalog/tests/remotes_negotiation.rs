@@ -7,9 +7,8 @@ mod common;
 
 use common::lake::*;
 use common::transfer::*;
-use pangolin_catalog::HistoryRequest;
+use pangolin_catalog::bundle::Receiving;
 use pangolin_catalog::remotes::{NewRemote, PushRequest};
-use pangolin_merge::MergeOptions;
 use proptest::prelude::*;
 
 const BRANCHES: [&str; 3] = ["main", "b1", "b2"];
@@ -69,22 +68,6 @@ async fn apply(catalog: &Catalog, ops: &[Op], tag: &str) {
             }
         }
     }
-}
-
-async fn merge(catalog: &Catalog, source: &RefSpec, into: &str) {
-    catalog
-        .merge(
-            source,
-            &spec(into),
-            &MergeOptions::default(),
-            &HistoryRequest {
-                principal: "ana".into(),
-                message: None,
-                expected_head: None,
-            },
-        )
-        .await
-        .unwrap();
 }
 
 proptest! {

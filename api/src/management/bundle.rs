@@ -13,7 +13,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures::StreamExt;
-use pangolin_catalog::bundle::{Base, BundleRef, ExportError, ImportError, IntakeError};
+use pangolin_catalog::bundle::{Base, BundleRef, ExportError, ImportError, IntakeError, Receiving};
 use pangolin_catalog::reach::ReachError;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -161,6 +161,29 @@ fn import_error(error: ImportError) -> ApiError {
     }
 }
 
+/// Feeds `body` to `receiver` a piece at a time as it arrives; on the first error, the
+/// receiver's (answered through `error`) or the body's (a `what` cut short), the receiver is
+/// abandoned, releasing what it holds, and the error answered.
+pub(crate) async fn receive<R: Receiving>(
+    body: Body,
+    mut receiver: R,
+    error: impl Fn(R::Error) -> ApiError,
+    what: &str,
+) -> Result<R, ApiError> {
+    let mut body = body.into_data_stream();
+    while let Some(piece) = body.next().await {
+        let fed = match piece {
+            Ok(piece) => receiver.feed(&piece).await.map_err(&error),
+            Err(e) => Err(ApiError::bad_request(format!("reading the {what}: {e}"))),
+        };
+        if let Err(error) = fed {
+            receiver.abandon().await;
+            return Err(error);
+        }
+    }
+    Ok(receiver)
+}
+
 /// Imports a bundle: a full one into a new catalog (nothing but its first, empty commit), an
 /// incremental one into the catalog holding exactly the refs of the bundle it continues. The
 /// refs move only once the whole bundle was read and checked.
@@ -176,18 +199,7 @@ pub async fn import(
     body: Body,
 ) -> Result<Json<ImportReport>, ApiError> {
     let catalog = open(&state, &catalog).await?;
-    let mut importer = catalog.importer();
-    let mut body = body.into_data_stream();
-    while let Some(piece) = body.next().await {
-        let fed = match piece {
-            Ok(piece) => importer.feed(&piece).await.map_err(import_error),
-            Err(e) => Err(ApiError::bad_request(format!("reading the bundle: {e}"))),
-        };
-        if let Err(error) = fed {
-            importer.abandon().await;
-            return Err(error);
-        }
-    }
+    let importer = receive(body, catalog.importer(), import_error, "bundle").await?;
     let imported = importer
         .finish(&Caller::current_name())
         .await

@@ -15,7 +15,6 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use futures::StreamExt;
 use pangolin_catalog::bundle::{BundleRef, IntakeError};
 use pangolin_catalog::remotes::{
     AddRemoteError, NewRemote, PackError, PushError, PushRequest, ReceiveError, Remote,
@@ -29,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
 
-use super::bundle::BUNDLE_TYPE;
+use super::bundle::{BUNDLE_TYPE, receive};
 use super::{authorize, open};
 use crate::error::ApiError;
 use crate::extract::PathParams;
@@ -330,11 +329,6 @@ fn receive_error(error: ReceiveError) -> ApiError {
     }
 }
 
-/// A body that stopped arriving: the sender went away or the connection broke.
-fn cut_short(error: &axum::Error) -> ApiError {
-    ApiError::bad_request(format!("reading the pack: {error}"))
-}
-
 /// How one tracking ref changed.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -403,21 +397,11 @@ pub async fn fetched(
     body: Body,
 ) -> Result<Json<FetchReport>, ApiError> {
     let catalog = open(&state, &catalog).await?;
-    let mut receiver = catalog
+    let receiver = catalog
         .fetch_receiver(&remote)
         .await
         .map_err(receive_error)?;
-    let mut body = body.into_data_stream();
-    while let Some(piece) = body.next().await {
-        let fed = match piece {
-            Ok(piece) => receiver.feed(&piece).await.map_err(receive_error),
-            Err(e) => Err(cut_short(&e)),
-        };
-        if let Err(error) = fed {
-            receiver.abandon().await;
-            return Err(error);
-        }
-    }
+    let receiver = receive(body, receiver, receive_error, "pack").await?;
     let fetched = receiver
         .finish(&Caller::current_name())
         .await
@@ -528,21 +512,8 @@ pub async fn push(
         force: query.force,
         origin: query.origin,
     };
-    let mut receiver = catalog.push_receiver(request).map_err(push_error)?;
-    let mut body = body.into_data_stream();
-    while let Some(piece) = body.next().await {
-        let fed = match piece {
-            Ok(piece) => receiver
-                .feed(&piece)
-                .await
-                .map_err(|e| push_error(e.into())),
-            Err(e) => Err(cut_short(&e)),
-        };
-        if let Err(error) = fed {
-            receiver.abandon().await;
-            return Err(error);
-        }
-    }
+    let receiver = catalog.push_receiver(request).map_err(push_error)?;
+    let receiver = receive(body, receiver, |e| push_error(e.into()), "pack").await?;
     let principal = Caller::current_name();
     let pushed = receiver.finish(&principal).await.map_err(push_error)?;
     if pushed.forced {

@@ -16,7 +16,7 @@ use pangolin_store::{BackendError, ObjectId, ReadError, Timestamp};
 
 use super::export::all_refs;
 use super::format::{BundleError, BundleId, BundleRef, Header};
-use super::intake::{Intake, IntakeError};
+use super::intake::{Intake, IntakeError, Receiving};
 use crate::catalog::{Catalog, DEFAULT_BRANCH};
 
 #[derive(Debug, thiserror::Error)]
@@ -85,9 +85,10 @@ impl Catalog {
     }
 }
 
-impl Importer<'_> {
-    /// Reads `bytes`, the next piece of the bundle.
-    pub async fn feed(&mut self, bytes: &[u8]) -> Result<(), ImportError> {
+impl Receiving for Importer<'_> {
+    type Error = ImportError;
+
+    async fn feed(&mut self, bytes: &[u8]) -> Result<(), ImportError> {
         self.intake.push(bytes);
         while let Some(header) = self.intake.advance(self.catalog).await? {
             self.before = self.check_target(&header).await?;
@@ -96,11 +97,12 @@ impl Importer<'_> {
         Ok(())
     }
 
-    /// Gives up on a bundle that could not be read to its end.
-    pub async fn abandon(self) {
+    async fn abandon(self) {
         self.intake.abandon(self.catalog).await;
     }
+}
 
+impl Importer<'_> {
     /// Checks that the whole bundle arrived and applies its refs.
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.catalog.name()))]
     pub async fn finish(self, principal: &str) -> Result<Imported, ImportError> {

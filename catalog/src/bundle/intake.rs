@@ -13,6 +13,18 @@ use super::hold::Hold;
 use crate::catalog::Catalog;
 use crate::tenancy::records::RecordsError;
 
+/// What reads a bundle or pack a piece at a time as it arrives: fed each piece, then either
+/// finished by its own `finish` or abandoned when the rest will not come.
+pub trait Receiving {
+    type Error;
+
+    /// Reads `bytes`, the next piece.
+    fn feed(&mut self, bytes: &[u8]) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Gives up on what could not be read to its end, releasing what it holds.
+    fn abandon(self) -> impl Future<Output = ()> + Send;
+}
+
 /// Objects stored together at most, and the bytes at which a batch is stored early.
 const PUT_BATCH: usize = 512;
 const PUT_BYTES: usize = 8 << 20;

@@ -16,5 +16,5 @@ pub use format::{
 };
 pub use hold::Hold;
 pub use import::{ImportError, Imported, Importer};
-pub use intake::{Intake, IntakeError, Taken};
+pub use intake::{Intake, IntakeError, Receiving, Taken};
 pub use verify::{Verified, VerifyError, verify};

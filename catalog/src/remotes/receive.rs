@@ -12,7 +12,9 @@ use pangolin_store::history::is_ancestor;
 use pangolin_store::{BackendError, ObjectId, ReadError, Timestamp};
 
 use super::record::{Remote, RemoteError};
-use crate::bundle::{BundleError, BundleId, BundleRef, Header, Hold, Intake, IntakeError, Taken};
+use crate::bundle::{
+    BundleError, BundleId, BundleRef, Header, Hold, Intake, IntakeError, Receiving, Taken,
+};
 use crate::catalog::Catalog;
 use crate::merge_requests::Protected;
 
@@ -153,17 +155,19 @@ impl Catalog {
     }
 }
 
-impl FetchReceiver<'_> {
-    /// Reads `bytes`, the next piece of the pack.
-    pub async fn feed(&mut self, bytes: &[u8]) -> Result<(), ReceiveError> {
+impl Receiving for FetchReceiver<'_> {
+    type Error = ReceiveError;
+
+    async fn feed(&mut self, bytes: &[u8]) -> Result<(), ReceiveError> {
         self.incoming.feed(bytes).await
     }
 
-    /// Gives up on a pack that could not be read to its end.
-    pub async fn abandon(self) {
+    async fn abandon(self) {
         self.incoming.abandon().await;
     }
+}
 
+impl FetchReceiver<'_> {
     /// Checks the whole pack, then records its refs as the remote's.
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.incoming.catalog.name(), remote = %self.remote))]
     pub async fn finish(self, principal: &str) -> Result<Fetched, ReceiveError> {
@@ -318,17 +322,19 @@ pub struct PushReceiver<'a> {
     request: PushRequest,
 }
 
-impl PushReceiver<'_> {
-    /// Reads `bytes`, the next piece of the pack.
-    pub async fn feed(&mut self, bytes: &[u8]) -> Result<(), ReceiveError> {
+impl Receiving for PushReceiver<'_> {
+    type Error = ReceiveError;
+
+    async fn feed(&mut self, bytes: &[u8]) -> Result<(), ReceiveError> {
         self.incoming.feed(bytes).await
     }
 
-    /// Gives up on a pack that could not be read to its end.
-    pub async fn abandon(self) {
+    async fn abandon(self) {
         self.incoming.abandon().await;
     }
+}
 
+impl PushReceiver<'_> {
     /// Checks the whole pack, then moves the branch from where the pusher saw it.
     #[tracing::instrument(level = "info", skip_all, fields(catalog = %self.incoming.catalog.name(), branch = %self.request.branch))]
     pub async fn finish(self, principal: &str) -> Result<Pushed, PushError> {

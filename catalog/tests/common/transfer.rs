@@ -3,10 +3,11 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use pangolin_catalog::Catalog;
 use pangolin_catalog::collect::{CollectReport, CollectRequest};
 use pangolin_catalog::orphans::SweepProgress;
 use pangolin_catalog::reach::{self, Reach};
+use pangolin_catalog::{Catalog, HistoryRequest, RefSpec};
+use pangolin_merge::{Landed, MergeOptions, MergeOutcome};
 use pangolin_refs::RefName;
 use pangolin_store::ObjectId;
 use tokio::sync::mpsc;
@@ -24,6 +25,24 @@ pub async fn pack(catalog: &Catalog, want: Option<&[&str]>, have: &[ObjectId]) -
     }
     writer.await.unwrap().unwrap();
     bytes
+}
+
+/// Merges `source` into branch `into` with the default options, as `ana`.
+pub async fn merge(catalog: &Catalog, source: &RefSpec, into: &str) -> Landed<MergeOutcome> {
+    let request = HistoryRequest {
+        principal: "ana".into(),
+        message: None,
+        expected_head: None,
+    };
+    catalog
+        .merge(
+            source,
+            &super::lake::spec(into),
+            &MergeOptions::default(),
+            &request,
+        )
+        .await
+        .unwrap()
 }
 
 /// Every ref's head.
