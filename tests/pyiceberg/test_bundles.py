@@ -4,31 +4,19 @@ has the same refs, the same commit hashes, the same history and the same rows fo
 an incremental bundle carries the changes since; an altered bundle is refused."""
 
 import os
-import subprocess
 import uuid
 
-import pyarrow as pa
 import pytest
 import requests
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.schema import Schema
-from pyiceberg.types import LongType, NestedField, StringType
 
 from conftest import _client_config, _serve, _serve_on_postgres
+from transfers import SCHEMA, api, cli, refs, rows, scan
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("PANGOLIN_TEST_DATABASE_URL")),
     reason="runs once, in the SQLite pass: it starts its own server on PostgreSQL",
 )
-
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=False),
-    NestedField(2, "item", StringType(), required=False),
-)
-
-
-def rows(*ids):
-    return pa.table({"id": pa.array(ids, pa.int64()), "item": pa.array([f"item-{i}" for i in ids])})
 
 
 @pytest.fixture(scope="module")
@@ -56,38 +44,8 @@ def no_profiles(tmp_path_factory):
         yield
 
 
-def cli(server, *args, check=True):
-    """Runs the `pangolin` client against `server` (catalog `default` unless `--catalog` is
-    among `args`), or without one when `server` is None; the completed process."""
-    done = subprocess.run(
-        [os.environ["PANGOLIN_BIN"], *args, *(["--server", server] if server else [])],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PANGOLIN_CATALOG": "default"},
-    )
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
-
-
-def api(server, path, catalog="default"):
-    answer = requests.get(f"{server}/api/v1/catalogs/{catalog}{path}", timeout=30)
-    assert answer.status_code == 200, answer.text
-    return answer.json()
-
-
-def refs(server, catalog="default"):
-    return sorted((r["type"], r["name"], r["hash"]) for r in api(server, "/refs", catalog)["refs"])
-
-
 def log(server, ref, catalog="default"):
     return [c["hash"] for c in api(server, f"/log?ref={ref}&pageSize=1000", catalog)["commits"]]
-
-
-def scan(server, table, catalog="default"):
-    rest = RestCatalog("pangolin", uri=server, warehouse=catalog)
-    return sorted(rest.load_table(table).scan().to_arrow().column("id").to_pylist())
 
 
 def merge(server, source, into):

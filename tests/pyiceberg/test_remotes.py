@@ -11,28 +11,17 @@ import os
 import subprocess
 import uuid
 
-import pyarrow as pa
 import pytest
 import requests
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.schema import Schema
-from pyiceberg.types import LongType, NestedField, StringType
 
 from conftest import _client_config, _serve, _serve_on_postgres
+from transfers import SCHEMA, api, cli, refs, rows, scan
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("PANGOLIN_TEST_DATABASE_URL")),
     reason="runs once, in the SQLite pass: it starts its own server on PostgreSQL",
 )
-
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=False),
-    NestedField(2, "item", StringType(), required=False),
-)
-
-
-def rows(*ids):
-    return pa.table({"id": pa.array(ids, pa.int64()), "item": pa.array([f"item-{i}" for i in ids])})
 
 
 @pytest.fixture(scope="module")
@@ -59,38 +48,8 @@ def no_profiles(tmp_path_factory):
         yield
 
 
-def cli(server, *args, check=True):
-    """Runs the `pangolin` client against `server`, catalog `default`."""
-    done = subprocess.run(
-        [os.environ["PANGOLIN_BIN"], *args, "--server", server],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PANGOLIN_CATALOG": "default"},
-    )
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
-
-
-def api(server, path):
-    answer = requests.get(f"{server}/api/v1/catalogs/default{path}", timeout=30)
-    assert answer.status_code == 200, answer.text
-    return answer.json()
-
-
-def refs(server):
-    return sorted((r["type"], r["name"], r["hash"]) for r in api(server, "/refs")["refs"])
-
-
 def head(server, branch):
     return api(server, f"/refs/{branch}")["hash"]
-
-
-def scan(server, table, ref=None):
-    warehouse = "default" if ref is None else f"default@{ref}"
-    rest = RestCatalog("pangolin", uri=server, warehouse=warehouse)
-    return sorted(rest.load_table(table).scan().to_arrow().column("id").to_pylist())
 
 
 def object_count(server, tmp_path):
@@ -120,7 +79,7 @@ def test_clone_diverge_fetch_pull_push_between_sqlite_and_postgresql(origin, mir
     assert "warning:" in cloned.stderr and "table files were not copied" in cloned.stderr, cloned.stderr
     assert refs(mirror) == refs(origin)
     assert scan(mirror, f"{ns}.orders") == [1, 2]
-    assert scan(mirror, f"{ns}.orders", "dev") == [1, 2, 3]
+    assert scan(mirror, f"{ns}.orders@dev") == [1, 2, 3]
     shown = cli(mirror, "remote", "show", "origin").stdout
     assert f"url      {origin}" in shown and "branch origin/dev" in shown, shown
     assert "origin" in cli(mirror, "remote", "list").stdout
