@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use pangolin_records::{AuditEvent, AuditLog, AuditQuery, AuditRecord, ChainHash, Outcome};
 use pangolin_store::{BackendError, BackendErrorKind, Timestamp, codec};
+use sqlx::query_builder::Separated;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 
-use crate::{SqliteBackend, classify, to_i64, to_u64};
+use crate::{SqliteBackend, Write, classify, to_i64, to_u64};
 
 const COLUMNS: &str = "sequence, time, tenant, principal, action, resource_type, resource_id, outcome, details, previous, hash";
 
@@ -51,54 +52,104 @@ fn record_from(row: &SqliteRow, operation: &'static str) -> Result<AuditRecord, 
     })
 }
 
-/// Appends `events` in order inside the caller's write transaction: the chain's head is read
-/// once, then each record is chained on the one before.
-pub(crate) async fn append_all(
+/// The audit chain's last record, read inside the caller's transaction.
+pub(crate) async fn read_head(
     conn: &mut SqliteConnection,
+) -> Result<Option<(u64, ChainHash)>, BackendError> {
+    const OP: &str = "audit.append";
+    let head = sqlx::query("SELECT sequence, hash FROM audit ORDER BY sequence DESC LIMIT 1")
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(|e| classify(OP, e))?;
+    head.map(|row| {
+        let sequence: i64 = row.try_get("sequence").map_err(|e| classify(OP, e))?;
+        Ok((
+            to_u64(sequence),
+            hash_from(row.try_get("hash").map_err(|e| classify(OP, e))?, OP)?,
+        ))
+    })
+    .transpose()
+}
+
+/// The records of `events`, in order, chained on `previous`.
+pub(crate) fn chain(
+    mut previous: Option<(u64, ChainHash)>,
+    events: Vec<AuditEvent>,
+) -> Vec<AuditRecord> {
+    events
+        .into_iter()
+        .map(|event| {
+            let record = AuditRecord::next(previous, event);
+            previous = Some((record.sequence, record.hash));
+            record
+        })
+        .collect()
+}
+
+/// Binds one record's columns, in the order of [`COLUMNS`].
+fn push_record(mut row: Separated<'_, Sqlite, &'static str>, record: &AuditRecord) {
+    let e = &record.event;
+    row.push_bind(to_i64(record.sequence))
+        .push_bind(e.time.as_millis())
+        .push_bind(e.tenant.as_str())
+        .push_bind(e.principal.as_str())
+        .push_bind(e.action.as_str())
+        .push_bind(e.resource_type.as_str())
+        .push_bind(e.resource_id.as_str())
+        .push_bind(e.outcome.as_str())
+        .push_bind(codec::encode(&e.details))
+        .push_bind(record.previous.0.to_vec())
+        .push_bind(record.hash.0.to_vec());
+}
+
+/// Adds to `sql` one statement per record inserting it only while the chain ends at the
+/// record's predecessor, each returning a row (`what` = `tag`) when it inserted. A head remembered by
+/// this process is only a hint (another process may have appended to the file): if it was
+/// wrong, nothing is inserted and the caller appends again from the head it reads.
+pub(crate) fn push_guarded(sql: &mut QueryBuilder<Sqlite>, records: &[AuditRecord], tag: i64) {
+    for record in records {
+        sql.push(format!("INSERT INTO audit ({COLUMNS}) SELECT "));
+        push_record(sql.separated(", "), record);
+        match record.sequence.checked_sub(1).filter(|p| *p > 0) {
+            Some(previous) => {
+                sql.push(" WHERE EXISTS (SELECT 1 FROM audit WHERE sequence = ")
+                    .push_bind(to_i64(previous))
+                    .push(" AND hash = ")
+                    .push_bind(record.previous.0.to_vec())
+                    .push(") AND NOT EXISTS (SELECT 1 FROM audit WHERE sequence > ")
+                    .push_bind(to_i64(previous))
+                    .push(")");
+            }
+            None => {
+                sql.push(" WHERE NOT EXISTS (SELECT 1 FROM audit)");
+            }
+        }
+        sql.push(format!(" RETURNING {tag} AS what, sequence;\n"));
+    }
+}
+
+/// Appends `events` in order inside `write`: the chain's head is read, then every record,
+/// chained on the one before, is inserted.
+pub(crate) async fn append_all(
+    write: &mut Write<'_>,
     events: Vec<AuditEvent>,
 ) -> Result<Vec<AuditRecord>, BackendError> {
     const OP: &str = "audit.append";
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let head = sqlx::query("SELECT sequence, hash FROM audit ORDER BY sequence DESC LIMIT 1")
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(|e| classify(OP, e))?;
-    let mut previous = match head {
-        Some(row) => {
-            let sequence: i64 = row.try_get("sequence").map_err(|e| classify(OP, e))?;
-            Some((
-                to_u64(sequence),
-                hash_from(row.try_get("hash").map_err(|e| classify(OP, e))?, OP)?,
-            ))
-        }
-        None => None,
-    };
-    let mut records = Vec::with_capacity(events.len());
-    for event in events {
-        let record = AuditRecord::next(previous, event);
-        let e = &record.event;
-        sqlx::query(
-            "INSERT INTO audit (sequence, time, tenant, principal, action, resource_type, resource_id, outcome, \
-             details, previous, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(to_i64(record.sequence))
-        .bind(e.time.as_millis())
-        .bind(e.tenant.as_str())
-        .bind(e.principal.as_str())
-        .bind(e.action.as_str())
-        .bind(e.resource_type.as_str())
-        .bind(e.resource_id.as_str())
-        .bind(e.outcome.as_str())
-        .bind(codec::encode(&e.details))
-        .bind(record.previous.0.to_vec())
-        .bind(record.hash.0.to_vec())
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| classify(OP, e))?;
-        previous = Some((record.sequence, record.hash));
-        records.push(record);
+    let records = chain(read_head(&mut write.tx).await?, events);
+    // Eleven parameters a row, far below SQLite's limit of 32,766 per statement.
+    for part in records.chunks(1_000) {
+        let mut sql = QueryBuilder::<Sqlite>::new(format!("INSERT INTO audit ({COLUMNS}) "));
+        sql.push_values(part, push_record);
+        sql.build()
+            .execute(&mut *write.tx)
+            .await
+            .map_err(|e| classify(OP, e))?;
+    }
+    if let Some(last) = records.last() {
+        write.appended((last.sequence, last.hash));
     }
     Ok(records)
 }
@@ -118,7 +169,7 @@ impl AuditLog for SqliteBackend {
 
     async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
         let mut write = self.begin_write("audit.append").await?;
-        let result = append_all(&mut write.tx, events).await;
+        let result = append_all(&mut write, events).await;
         write.finish(result).await
     }
 

@@ -14,6 +14,7 @@ mod audit;
 mod errors;
 mod objects;
 mod prune;
+mod publish;
 mod records;
 mod refs;
 
@@ -21,6 +22,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use pangolin_records::ChainHash;
 use pangolin_store::{BackendError, BackendErrorKind};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -38,8 +40,27 @@ pub struct SqliteBackend {
     pool: SqlitePool,
     /// Object writes: synced by the next durable write (see the module documentation).
     object_pool: SqlitePool,
-    /// Held for the whole of every write transaction.
-    write_lock: Mutex<()>,
+    /// Held for the whole of every write transaction, with what writers remember between
+    /// them.
+    write_lock: Mutex<Writer>,
+}
+
+/// What the one writer of the file remembers between its transactions.
+#[derive(Debug, Default)]
+pub(crate) struct Writer {
+    /// The audit chain's last record after the last write that committed, so an append need
+    /// not read it first. Only a hint: appends check it in the statement that inserts.
+    pub(crate) audit_head: AuditHead,
+}
+
+/// The audit chain's last record, as far as this process knows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum AuditHead {
+    /// Not known (at start, or after a write that did not commit): read it.
+    #[default]
+    Unknown,
+    /// `None`: the log is empty.
+    Known(Option<(u64, ChainHash)>),
 }
 
 impl SqliteBackend {
@@ -63,8 +84,11 @@ impl SqliteBackend {
             // larger checkpoints stall fewer commits.
             .pragma("wal_autocheckpoint", "10000")
             .foreign_keys(true);
+        // No ping before each acquire: a file does not hang up, and every ping is one more
+        // round trip to the connection's thread on every read and write.
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options.clone())
             .await
@@ -79,6 +103,7 @@ impl SqliteBackend {
         })?;
         let object_pool = SqlitePoolOptions::new()
             .max_connections(1)
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options.synchronous(SqliteSynchronous::Normal))
             .await
@@ -86,7 +111,7 @@ impl SqliteBackend {
         Ok(Self {
             pool,
             object_pool,
-            write_lock: Mutex::new(()),
+            write_lock: Mutex::new(Writer::default()),
         })
     }
 
@@ -130,7 +155,8 @@ impl SqliteBackend {
             .map_err(|e| classify(operation, e))?;
         Ok(Write {
             tx,
-            _guard: guard,
+            writer: guard,
+            audit_head: None,
             operation,
         })
     }
@@ -139,29 +165,50 @@ impl SqliteBackend {
 /// An open write transaction and the lock that serializes it.
 pub(crate) struct Write<'a> {
     pub(crate) tx: sqlx::Transaction<'static, sqlx::Sqlite>,
-    _guard: tokio::sync::MutexGuard<'a, ()>,
+    writer: tokio::sync::MutexGuard<'a, Writer>,
+    /// The audit chain's head once this transaction commits, when it appended to it.
+    audit_head: Option<AuditHead>,
     operation: &'static str,
 }
 
 impl Write<'_> {
+    /// The audit chain's head as the last committed write left it.
+    pub(crate) fn audit_head(&self) -> AuditHead {
+        self.writer.audit_head
+    }
+
+    /// Records that this transaction's appends end the audit chain at `head`.
+    pub(crate) fn appended(&mut self, head: (u64, ChainHash)) {
+        self.audit_head = Some(AuditHead::Known(Some(head)));
+    }
+
     /// Commits when `result` is a success, rolls back otherwise; the lock is released after.
     pub(crate) async fn finish<T, E: From<BackendError>>(
-        self,
+        mut self,
         result: Result<T, E>,
     ) -> Result<T, E> {
         let operation = self.operation;
         match result {
-            Ok(value) => {
-                self.tx
-                    .commit()
-                    .await
-                    .map_err(|e| E::from(classify(operation, e)))?;
-                Ok(value)
-            }
+            Ok(value) => match self.tx.commit().await {
+                Ok(()) => {
+                    if let Some(head) = self.audit_head {
+                        self.writer.audit_head = head;
+                    }
+                    Ok(value)
+                }
+                Err(e) => {
+                    self.writer.audit_head = AuditHead::Unknown;
+                    Err(E::from(classify(operation, e)))
+                }
+            },
             Err(error) => {
                 // Roll back now, while the lock is held, so the next writer does not wait on a
                 // transaction that is only rolled back lazily.
-                let _ = self.tx.rollback().await;
+                // Rolled back, the chain ends where the last commit left it; if the rollback
+                // failed, nobody knows where.
+                if self.tx.rollback().await.is_err() {
+                    self.writer.audit_head = AuditHead::Unknown;
+                }
                 Err(error)
             }
         }

@@ -132,7 +132,7 @@ impl ObjectStore for SqliteBackend {
 }
 
 /// Rows per multi-row `INSERT` (four parameters each, far below SQLite's limit).
-const INSERT_CHUNK: usize = 200;
+pub(crate) const INSERT_CHUNK: usize = 200;
 
 pub(crate) async fn insert_objects(
     conn: &mut sqlx::SqliteConnection,
@@ -141,19 +141,27 @@ pub(crate) async fn insert_objects(
 ) -> Result<(), BackendError> {
     // One statement per chunk: each statement is a round trip to SQLite's worker thread.
     for chunk in objects.chunks(INSERT_CHUNK) {
-        let mut sql = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-            "INSERT OR IGNORE INTO objects (repo, id, kind, data) ",
-        );
-        sql.push_values(chunk, |mut row, object| {
-            row.push_bind(repo.as_str())
-                .push_bind(object.id.as_bytes().as_slice())
-                .push_bind(i64::from(object.kind.as_u8()))
-                .push_bind(object.data.as_ref());
-        });
+        let mut sql = sqlx::QueryBuilder::<sqlx::Sqlite>::new("");
+        push_objects(&mut sql, repo, chunk);
         sql.build()
             .execute(&mut *conn)
             .await
             .map_err(|e| classify("objects.put_many", e))?;
     }
     Ok(())
+}
+
+/// One `INSERT` of `objects` (at most [`INSERT_CHUNK`]), skipping those already stored.
+pub(crate) fn push_objects(
+    sql: &mut sqlx::QueryBuilder<sqlx::Sqlite>,
+    repo: &RepoId,
+    objects: &[RawObject],
+) {
+    sql.push("INSERT OR IGNORE INTO objects (repo, id, kind, data) ");
+    sql.push_values(objects, |mut row, object| {
+        row.push_bind(repo.as_str())
+            .push_bind(object.id.as_bytes().as_slice())
+            .push_bind(i64::from(object.kind.as_u8()))
+            .push_bind(object.data.as_ref());
+    });
 }

@@ -13,7 +13,7 @@ use sqlx::{Row, SqliteConnection};
 
 use crate::{SqliteBackend, classify, to_i64, to_u64};
 
-fn kind_code(kind: RefKind) -> i64 {
+pub(crate) fn kind_code(kind: RefKind) -> i64 {
     i64::from(kind.code())
 }
 
@@ -61,7 +61,7 @@ fn log_entry_from(row: &SqliteRow, operation: &'static str) -> Result<RefLogEntr
     })
 }
 
-async fn current(
+pub(crate) async fn current(
     conn: &mut SqliteConnection,
     repo: &RepoId,
     reference: &Reference,
@@ -282,10 +282,7 @@ impl RefStore for SqliteBackend {
         repo: &RepoId,
         tx: Transaction,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
-        tx.validate()?;
-        let mut write = self.begin_write("refs.transact").await?;
-        let result = apply(&mut write.tx, repo, &tx).await;
-        write.finish(result).await
+        self.publish_batch(repo, &[], &tx, Vec::new()).await
     }
 
     async fn ref_log(
@@ -357,7 +354,7 @@ impl RefStore for SqliteBackend {
 }
 
 /// Objects, the ref move and its audit events in one write transaction: one lock, one sync
-/// to disk.
+/// to disk, three round trips to SQLite's thread (see `publish.rs`).
 #[async_trait]
 impl Publish for SqliteBackend {
     async fn publish(
@@ -367,18 +364,6 @@ impl Publish for SqliteBackend {
         tx: Transaction,
         audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
-        tx.validate()?;
-        let mut write = self.begin_write("refs.publish").await?;
-        let result = match crate::objects::insert_objects(&mut write.tx, repo, &objects).await {
-            Ok(()) => match apply(&mut write.tx, repo, &tx).await {
-                Ok(entries) => crate::audit::append_all(&mut write.tx, audit)
-                    .await
-                    .map(|_| entries)
-                    .map_err(TransactError::from),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e.into()),
-        };
-        write.finish(result).await
+        self.publish_batch(repo, &objects, &tx, audit).await
     }
 }

@@ -118,3 +118,118 @@ async fn databases_open_from_urls() {
         .unwrap();
     assert_eq!(sync, 2, "FULL");
 }
+
+/// A publish chains its audit records on the head this process remembers, checked in the
+/// statement that inserts them: when another process appended to the file meanwhile, the
+/// records are chained on the real head instead, and when a publish is refused, what is
+/// remembered stays right.
+#[tokio::test]
+async fn publishes_chain_on_the_real_audit_head_when_another_process_appended() {
+    use pangolin_records::{AuditLog, verify};
+    use pangolin_refs::{
+        Expected, Publish, RefStore, RefUpdate, Target, TransactError, Transaction,
+    };
+    use pangolin_store::Timestamp;
+    use pangolin_testkit::audit::event;
+    use pangolin_testkit::{branch, commit_id, fresh_repo, object};
+
+    let path = fresh_path();
+    let server = SqliteBackend::open(&path).await.unwrap();
+    let other = SqliteBackend::open(&path).await.unwrap();
+    let (repo, main) = (fresh_repo(), branch("main"));
+    let swap = |expected, to: u64| Transaction {
+        updates: vec![RefUpdate {
+            reference: main.clone(),
+            expected,
+            target: Target::Set(commit_id(to)),
+        }],
+        principal: "ana".into(),
+        message: "commit".into(),
+        time: Timestamp::from_millis(to as i64),
+    };
+    let commit = |n: i64| vec![event("acme", "ana", "table.commit", "db.t", n)];
+
+    server
+        .publish(&repo, vec![object(1)], swap(Expected::Absent, 1), commit(1))
+        .await
+        .unwrap();
+    // Another process appends: the head the server remembers is no longer the chain's.
+    other
+        .append(event("acme", "bob", "user.login", "bob", 2))
+        .await
+        .unwrap();
+    server
+        .publish(
+            &repo,
+            vec![object(2)],
+            swap(Expected::Equals(commit_id(1)), 2),
+            commit(3),
+        )
+        .await
+        .unwrap();
+    // A refused publish leaves neither its ref move nor its events.
+    let refused = server
+        .publish(
+            &repo,
+            vec![object(3)],
+            swap(Expected::Equals(commit_id(9)), 3),
+            commit(4),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, TransactError::OutOfDate { actual: Some(a), .. } if a == commit_id(2))
+    );
+    server
+        .publish(
+            &repo,
+            vec![object(4)],
+            swap(Expected::Equals(commit_id(2)), 4),
+            commit(5),
+        )
+        .await
+        .unwrap();
+    // And a plain ref change through the same batch path writes its log entry.
+    let entries = server
+        .transact(&repo, swap(Expected::Equals(commit_id(4)), 5))
+        .await
+        .unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].old, Some(commit_id(4)));
+
+    let records = server.range(1, 100).await.unwrap();
+    let actions: Vec<(u64, &str)> = records
+        .iter()
+        .map(|r| (r.sequence, r.event.action.as_str()))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            (1, "table.commit"),
+            (2, "user.login"),
+            (3, "table.commit"),
+            (4, "table.commit"),
+        ]
+    );
+    assert_eq!(verify(&server, 1, 4).await.unwrap(), 4);
+    assert_eq!(
+        server.get_ref(&repo, &main).await.unwrap(),
+        Some(commit_id(5))
+    );
+    let log = server
+        .ref_log(
+            &repo,
+            &main,
+            pangolin_refs::LogQuery {
+                before: None,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        log.len(),
+        4,
+        "create, two moves and the plain change: {log:?}"
+    );
+}
