@@ -2,11 +2,15 @@
 //! database (the embedded SQLite file, RocksDB): every ref change goes through this store.
 //!
 //! A read that misses asks the database and keeps the answer only if no ref change finished
-//! while it was asking (a global generation number tells); every ref change, landed or not,
-//! drops the heads it names and bumps the generation. So a cached head is always one the
-//! database held after the last change this process made, and a change is visible to the very
-//! next read. With several servers on one database (PostgreSQL) this cache must not be used:
-//! another server's changes would not drop the heads.
+//! while it was asking (a global generation number tells). A change that landed leaves the
+//! heads it set, so the next commit on a branch needs no read at all; changes landing at once
+//! on one ref are told apart by their ref-log sequence numbers (the backend's commit order),
+//! so an older one finishing last cannot leave its head. A change that failed drops the heads
+//! it names, and so does a landed one that raced such a failure, since the failure may have
+//! moved the ref. So a cached head is always one the database held after the last change this
+//! process made, and a change is visible to the very next read. With several servers on one
+//! database (PostgreSQL) this cache must not be used: another server's changes would not
+//! drop the heads.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,8 +38,19 @@ type Key = (RepoId, Reference);
 /// A [`Store`] with cached ref heads over one that only this process writes.
 pub struct SoleWriterRefCache {
     inner: Arc<dyn Store>,
-    heads: Mutex<HashMap<Key, Option<ObjectId>>>,
+    heads: Mutex<HashMap<Key, Slot>>,
     generation: AtomicU64,
+}
+
+/// What is known of one ref.
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    /// Its head (`Some(None)`: it does not exist); `None` when it must be read.
+    head: Option<Option<ObjectId>>,
+    /// The ref-log sequence number of the newest change seen landing on it.
+    landed: Option<u64>,
+    /// The generation at which a change of it last failed.
+    failed: u64,
 }
 
 impl std::fmt::Debug for SoleWriterRefCache {
@@ -55,15 +70,56 @@ impl SoleWriterRefCache {
         }
     }
 
-    /// Forgets the heads `tx` names; called after the change, whatever its outcome.
-    fn forget(&self, repo: &RepoId, tx_refs: &[Reference]) {
+    /// Drops the heads of `refs`, named by a change that failed: it may have moved them.
+    fn forget(&self, repo: &RepoId, refs: &[Reference]) {
         let mut heads = self.heads.lock();
-        self.generation.fetch_add(1, Ordering::SeqCst);
-        for reference in tx_refs {
-            heads.remove(&(repo.clone(), reference.clone()));
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        for reference in refs {
+            // Kept even for a ref never read: a change racing this one must see the failure.
+            let slot = heads.entry((repo.clone(), reference.clone())).or_default();
+            slot.head = None;
+            slot.failed = generation;
         }
     }
+
+    /// Keeps the heads a change that began at generation `started` left on `refs`, as its
+    /// ref-log `entries` say; heads it may not have the last word on are dropped instead.
+    fn landed(&self, repo: &RepoId, refs: &[Reference], started: u64, entries: &[RefLogEntry]) {
+        let mut heads = self.heads.lock();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        for reference in refs {
+            if let Some(slot) = heads.get_mut(&(repo.clone(), reference.clone())) {
+                slot.head = None;
+            }
+        }
+        for entry in entries {
+            let slot = heads
+                .entry((repo.clone(), entry.reference.clone()))
+                .or_default();
+            // A newer change landed first, or one failed while this one ran: read it.
+            if slot.landed.is_none_or(|l| entry.sequence > l) && slot.failed <= started {
+                slot.head = Some(entry.new);
+                slot.landed = Some(entry.sequence);
+            }
+        }
+    }
+
+    /// Runs a ref change and records its outcome.
+    async fn change<F>(&self, repo: &RepoId, tx_refs: Vec<Reference>, change: F) -> ChangeResult
+    where
+        F: Future<Output = ChangeResult>,
+    {
+        let started = self.generation.load(Ordering::SeqCst);
+        let result = change.await;
+        match &result {
+            Ok(entries) => self.landed(repo, &tx_refs, started, entries),
+            Err(_) => self.forget(repo, &tx_refs),
+        }
+        result
+    }
 }
+
+type ChangeResult = Result<Vec<RefLogEntry>, TransactError>;
 
 fn refs_of(tx: &Transaction) -> Vec<Reference> {
     tx.updates.iter().map(|u| u.reference.clone()).collect()
@@ -77,15 +133,15 @@ impl RefStore for SoleWriterRefCache {
         reference: &Reference,
     ) -> Result<Option<ObjectId>, BackendError> {
         let key = (repo.clone(), reference.clone());
-        if let Some(head) = self.heads.lock().get(&key) {
-            return Ok(*head);
+        if let Some(head) = self.heads.lock().get(&key).and_then(|slot| slot.head) {
+            return Ok(head);
         }
         let seen = self.generation.load(Ordering::SeqCst);
         let head = self.inner.get_ref(repo, reference).await?;
         let mut heads = self.heads.lock();
         // A change finished while the database was asked: its answer may be older than it.
         if self.generation.load(Ordering::SeqCst) == seen {
-            heads.insert(key, head);
+            heads.entry(key).or_default().head = Some(head);
         }
         Ok(head)
     }
@@ -99,10 +155,8 @@ impl RefStore for SoleWriterRefCache {
         repo: &RepoId,
         tx: Transaction,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
-        let refs = refs_of(&tx);
-        let result = self.inner.transact(repo, tx).await;
-        self.forget(repo, &refs);
-        result
+        self.change(repo, refs_of(&tx), self.inner.transact(repo, tx))
+            .await
     }
 
     async fn ref_log(
@@ -142,9 +196,8 @@ impl Publish for SoleWriterRefCache {
         audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         let refs = refs_of(&tx);
-        let result = self.inner.publish(repo, objects, tx, audit).await;
-        self.forget(repo, &refs);
-        result
+        self.change(repo, refs, self.inner.publish(repo, objects, tx, audit))
+            .await
     }
 }
 
@@ -257,5 +310,99 @@ impl AuditLog for SoleWriterRefCache {
 
     async fn range(&self, from: u64, to: u64) -> Result<Vec<AuditRecord>, BackendError> {
         self.inner.range(from, to).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pangolin_backend_memory::MemoryBackend;
+    use pangolin_refs::{Expected, RefName, RefUpdate, Target};
+
+    use super::*;
+
+    fn id(n: u8) -> ObjectId {
+        ObjectId::from_bytes([n; 32])
+    }
+
+    fn entry(main: &Reference, sequence: u64, new: u8) -> RefLogEntry {
+        RefLogEntry {
+            sequence,
+            reference: main.clone(),
+            old: None,
+            new: Some(id(new)),
+            principal: "ana".into(),
+            message: "m".into(),
+            time: Timestamp::from_millis(0),
+        }
+    }
+
+    fn setup() -> (Arc<dyn Store>, SoleWriterRefCache, RepoId, Reference) {
+        let inner: Arc<dyn Store> = Arc::new(MemoryBackend::new());
+        let cache = SoleWriterRefCache::new(inner.clone());
+        let main = Reference::branch(RefName::new("main").unwrap());
+        (inner, cache, RepoId::new("acme.lake").unwrap(), main)
+    }
+
+    #[tokio::test]
+    async fn a_landed_change_is_answered_from_memory() {
+        let (inner, cache, repo, main) = setup();
+        let create = |target, expected| Transaction {
+            updates: vec![RefUpdate {
+                reference: main.clone(),
+                expected,
+                target: Target::Set(target),
+            }],
+            principal: "ana".into(),
+            message: "m".into(),
+            time: Timestamp::from_millis(1),
+        };
+        cache
+            .transact(&repo, create(id(1), Expected::Absent))
+            .await
+            .unwrap();
+        // Moved behind the cache's back: the cache still answers what its change left, which
+        // shows it did not read the database.
+        inner
+            .transact(&repo, create(id(2), Expected::Equals(id(1))))
+            .await
+            .unwrap();
+        assert_eq!(cache.get_ref(&repo, &main).await.unwrap(), Some(id(1)));
+        // A failed change drops the head: the next read asks the database.
+        cache
+            .transact(&repo, create(id(3), Expected::Equals(id(1))))
+            .await
+            .unwrap_err();
+        assert_eq!(cache.get_ref(&repo, &main).await.unwrap(), Some(id(2)));
+    }
+
+    #[tokio::test]
+    async fn an_older_change_finishing_last_does_not_leave_its_head() {
+        let (_, cache, repo, main) = setup();
+        let refs = [main.clone()];
+        let started = cache.generation.load(Ordering::SeqCst);
+        cache.landed(&repo, &refs, started, &[entry(&main, 8, 8)]);
+        cache.landed(&repo, &refs, started, &[entry(&main, 7, 7)]);
+        let slot = cache.heads.lock()[&(repo.clone(), main.clone())];
+        assert_eq!(slot.head, None, "the older change may not leave its head");
+        assert_eq!(slot.landed, Some(8));
+        cache.landed(&repo, &refs, started, &[entry(&main, 9, 9)]);
+        assert_eq!(cache.get_ref(&repo, &main).await.unwrap(), Some(id(9)));
+    }
+
+    #[tokio::test]
+    async fn a_change_that_raced_a_failure_leaves_no_head() {
+        let (_, cache, repo, main) = setup();
+        let refs = [main.clone()];
+        // Nothing is known of the ref yet: the failure is remembered all the same.
+        let started = cache.generation.load(Ordering::SeqCst);
+        // A change fails (it may have moved the ref) while another one runs and lands.
+        cache.forget(&repo, &refs);
+        cache.landed(&repo, &refs, started, &[entry(&main, 5, 5)]);
+        let slot = cache.heads.lock()[&(repo.clone(), main.clone())];
+        assert_eq!(slot.head, None, "the failure may have the last word");
+        // A change that began after the failure leaves its head.
+        let later = cache.generation.load(Ordering::SeqCst);
+        cache.landed(&repo, &refs, later, &[entry(&main, 6, 6)]);
+        assert_eq!(cache.get_ref(&repo, &main).await.unwrap(), Some(id(6)));
     }
 }
