@@ -357,11 +357,19 @@ pub struct CommitRequest {
     updates: Vec<TableUpdate>,
 }
 
+/// A commit's answer, serialized straight from the metadata like a load's.
+#[derive(Debug, Serialize)]
+struct CommitResult<'a> {
+    #[serde(rename = "metadata-location")]
+    metadata_location: Option<&'a str>,
+    metadata: &'a TableMetadata,
+}
+
 pub async fn commit(
     State(state): State<AppState>,
     PathParams((prefix, namespace, table)): PathParams<(String, String, String)>,
     JsonBody(request): JsonBody<CommitRequest>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let scope = state.scope(&prefix).await?;
     let (key, at) = address(&scope, &namespace, &table)?;
     ensure_body_matches_path(request.identifier.as_ref(), &key, &at, "table", &table)?;
@@ -376,10 +384,11 @@ pub async fn commit(
             &table_commit_meta(&Caller::current_name(), "commit", &key),
         )
         .await?;
-    Ok(Json(json!({
-        "metadata-location": committed.metadata_location,
-        "metadata": committed.metadata.as_ref(),
-    })))
+    Ok(Json(CommitResult {
+        metadata_location: committed.metadata_location.as_deref(),
+        metadata: committed.metadata.as_ref(),
+    })
+    .into_response())
 }
 
 #[derive(Debug, Deserialize)]
