@@ -93,6 +93,21 @@ impl AuditRecord {
     }
 }
 
+impl AuditRecord {
+    /// The records of `events`, in order, each chained on the one before and the first on
+    /// `previous` (the chain's last record: its sequence number and hash).
+    pub fn chain(mut previous: Option<(u64, ChainHash)>, events: Vec<AuditEvent>) -> Vec<Self> {
+        events
+            .into_iter()
+            .map(|event| {
+                let record = Self::next(previous, event);
+                previous = Some((record.sequence, record.hash));
+                record
+            })
+            .collect()
+    }
+}
+
 /// The hash a record with these contents must carry.
 pub fn chain_hash(previous: &ChainHash, sequence: u64, event: &AuditEvent) -> ChainHash {
     let mut hasher = blake3::Hasher::new();

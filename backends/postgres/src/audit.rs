@@ -76,7 +76,7 @@ pub(crate) async fn append_all(
         .fetch_optional(&mut *conn)
         .await
         .map_err(|e| classify(OP, e))?;
-    let mut previous = match head {
+    let previous = match head {
         Some(row) => {
             let sequence: i64 = row.try_get("sequence").map_err(|e| classify(OP, e))?;
             Some((
@@ -86,14 +86,7 @@ pub(crate) async fn append_all(
         }
         None => None,
     };
-    let records: Vec<AuditRecord> = events
-        .into_iter()
-        .map(|event| {
-            let record = AuditRecord::next(previous, event);
-            previous = Some((record.sequence, record.hash));
-            record
-        })
-        .collect();
+    let records = AuditRecord::chain(previous, events);
     // PostgreSQL takes at most 65,535 parameters per statement: 11 per record.
     for chunk in records.chunks(INSERT_CHUNK) {
         let mut insert = QueryBuilder::<Postgres>::new(format!("INSERT INTO audit ({COLUMNS}) "));

@@ -71,21 +71,6 @@ pub(crate) async fn read_head(
     .transpose()
 }
 
-/// The records of `events`, in order, chained on `previous`.
-pub(crate) fn chain(
-    mut previous: Option<(u64, ChainHash)>,
-    events: Vec<AuditEvent>,
-) -> Vec<AuditRecord> {
-    events
-        .into_iter()
-        .map(|event| {
-            let record = AuditRecord::next(previous, event);
-            previous = Some((record.sequence, record.hash));
-            record
-        })
-        .collect()
-}
-
 /// Binds one record's columns, in the order of [`COLUMNS`].
 fn push_record(mut row: Separated<'_, Sqlite, &'static str>, record: &AuditRecord) {
     let e = &record.event;
@@ -138,7 +123,7 @@ pub(crate) async fn append_all(
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let records = chain(read_head(&mut write.tx).await?, events);
+    let records = AuditRecord::chain(read_head(&mut write.tx).await?, events);
     // Eleven parameters a row, far below SQLite's limit of 32,766 per statement.
     for part in records.chunks(1_000) {
         let mut sql = QueryBuilder::<Sqlite>::new(format!("INSERT INTO audit ({COLUMNS}) "));

@@ -12,7 +12,7 @@
 
 use pangolin_records::{AuditEvent, AuditRecord};
 use pangolin_refs::{Expected, RefLogEntry, RefUpdate, Target, TransactError, Transaction};
-use pangolin_store::{BackendError, BackendErrorKind, RawObject, RepoId, Timestamp};
+use pangolin_store::{BackendError, BackendErrorKind, ObjectId, RawObject, RepoId, Timestamp};
 use sqlx::{QueryBuilder, Row, Sqlite};
 
 use crate::objects::{INSERT_CHUNK, push_objects};
@@ -80,7 +80,7 @@ async fn batch(
         (false, AuditHead::Known(head)) => head,
         (false, AuditHead::Unknown) => audit::read_head(&mut write.tx).await?,
     };
-    let records = audit::chain(head, audit);
+    let records = AuditRecord::chain(head, audit);
     let mut sql = QueryBuilder::<Sqlite>::new("");
     for chunk in objects.chunks(INSERT_CHUNK) {
         push_objects(&mut sql, repo, chunk);
@@ -166,25 +166,12 @@ fn push_swap(sql: &mut QueryBuilder<Sqlite>, repo: &RepoId, update: &RefUpdate) 
     match (update.expected, update.target) {
         (Expected::Equals(seen), Target::Set(id)) => {
             sql.push("UPDATE refs SET target = ")
-                .push_bind(id.as_bytes().to_vec())
-                .push(" WHERE repo = ")
-                .push_bind(repo.as_str())
-                .push(" AND kind = ")
-                .push_bind(kind)
-                .push(" AND name = ")
-                .push_bind(name)
-                .push(" AND target = ")
-                .push_bind(seen.as_bytes().to_vec());
+                .push_bind(id.as_bytes().to_vec());
+            push_where_seen(sql, repo, kind, name, &seen);
         }
         (Expected::Equals(seen), Target::Delete) => {
-            sql.push("DELETE FROM refs WHERE repo = ")
-                .push_bind(repo.as_str())
-                .push(" AND kind = ")
-                .push_bind(kind)
-                .push(" AND name = ")
-                .push_bind(name)
-                .push(" AND target = ")
-                .push_bind(seen.as_bytes().to_vec());
+            sql.push("DELETE FROM refs");
+            push_where_seen(sql, repo, kind, name, &seen);
         }
         (_, target) => {
             // `is_swap` admits only `Absent` here, which creates.
@@ -200,6 +187,24 @@ fn push_swap(sql: &mut QueryBuilder<Sqlite>, repo: &RepoId, update: &RefUpdate) 
         }
     }
     sql.push(";\n");
+}
+
+/// Matches the ref's row only while it points at `seen`.
+fn push_where_seen(
+    sql: &mut QueryBuilder<Sqlite>,
+    repo: &RepoId,
+    kind: i64,
+    name: &str,
+    seen: &ObjectId,
+) {
+    sql.push(" WHERE repo = ")
+        .push_bind(repo.as_str())
+        .push(" AND kind = ")
+        .push_bind(kind)
+        .push(" AND name = ")
+        .push_bind(name)
+        .push(" AND target = ")
+        .push_bind(seen.as_bytes().to_vec());
 }
 
 /// The ref-log entry of the swap just before it, written only if that swap changed its row.
