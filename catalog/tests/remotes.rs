@@ -398,13 +398,7 @@ async fn what_a_fetch_brought_outlives_collections_until_its_remote_goes() {
     fetch(&copy, &pack(&lake.catalog, None, &have).await)
         .await
         .unwrap();
-    let theirs = copy
-        .remote("origin")
-        .await
-        .unwrap()
-        .value
-        .head("main")
-        .unwrap();
+    let theirs = tracked_main(&copy).await;
     let windowed = copy.clone().with_retention(window(10));
     tokio::time::sleep(Duration::from_millis(30)).await;
     collect(&windowed).await;
@@ -422,6 +416,16 @@ async fn what_a_fetch_brought_outlives_collections_until_its_remote_goes() {
             .await
             .unwrap()
     );
+}
+
+/// Where the copy's remote `origin` had its `main` at the last fetch.
+async fn tracked_main(copy: &Catalog) -> ObjectId {
+    copy.remote("origin")
+        .await
+        .unwrap()
+        .value
+        .head("main")
+        .unwrap()
 }
 
 async fn holds(catalog: &Catalog) -> usize {
@@ -447,13 +451,7 @@ async fn a_collection_during_a_transfer_keeps_what_arrived_until_it_lands_or_is_
     fetch(&copy, &pack(source, None, &heads(&copy).await).await)
         .await
         .unwrap();
-    let theirs = copy
-        .remote("origin")
-        .await
-        .unwrap()
-        .value
-        .head("main")
-        .unwrap();
+    let theirs = tracked_main(&copy).await;
     merge(&copy, &spec(&theirs.to_hex()), "main").await;
     // Enough objects that they are stored in several batches as they arrive.
     for t in 0..300 {

@@ -88,9 +88,10 @@ fn push_record(mut row: Separated<'_, Sqlite, &'static str>, record: &AuditRecor
 }
 
 /// Adds to `sql` one statement per record inserting it only while the chain ends at the
-/// record's predecessor, each returning a row (`what` = `tag`) when it inserted. A head remembered by
-/// this process is only a hint (another process may have appended to the file): if it was
-/// wrong, nothing is inserted and the caller appends again from the head it reads.
+/// record's predecessor, each returning a row (`what` = `tag`) when it inserted. A head
+/// remembered by this process is only a hint (another process may have appended to the
+/// file): if it was wrong, nothing is inserted and the caller appends again from the head it
+/// reads.
 pub(crate) fn push_guarded(sql: &mut QueryBuilder<Sqlite>, records: &[AuditRecord], tag: i64) {
     for record in records {
         sql.push(format!("INSERT INTO audit ({COLUMNS}) SELECT "));
