@@ -6,15 +6,20 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use pangolin_catalog::iceberg::io::to_json;
 use pangolin_catalog::iceberg::metadata::{PartitionSpec, Schema, SortOrder};
-use pangolin_catalog::iceberg::{NewTable, TableMetadata, TableRequirement, TableUpdate};
+use pangolin_catalog::iceberg::{
+    MetadataJson, NewTable, TableMetadata, TableRequirement, TableUpdate,
+};
 use pangolin_catalog::{CommitMeta, RefSpec, table_commit_meta};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 // Name parsing lives in `address.rs`, shared with views; the re-export keeps
@@ -30,13 +35,14 @@ use crate::state::{AppState, Scope};
 use pangolin_catalog::authz::Privilege;
 use pangolin_store::ContentKey;
 
-/// A table as clients load it, with the settings they need to reach its files. Serialized
-/// straight from the metadata (no intermediate JSON tree): loads are the hottest route.
+/// A table as clients load it, with the settings they need to reach its files. The metadata
+/// is embedded as JSON serialized once per file (see [`metadata_json`]): loads are the
+/// hottest route.
 #[derive(Debug, Serialize)]
 struct LoadResult<'a> {
     #[serde(rename = "metadata-location")]
     metadata_location: Option<&'a str>,
-    metadata: &'a TableMetadata,
+    metadata: &'a RawValue,
     config: Cow<'a, BTreeMap<String, String>>,
     #[serde(
         rename = "storage-credentials",
@@ -51,7 +57,7 @@ impl<'a> LoadResult<'a> {
     fn new(
         scope: &'a Scope,
         metadata_location: Option<&'a str>,
-        metadata: &'a TableMetadata,
+        metadata: &'a RawValue,
         delegated: Option<Delegated>,
     ) -> Self {
         let (config, storage_credentials) = match delegated {
@@ -65,6 +71,21 @@ impl<'a> LoadResult<'a> {
             storage_credentials,
         }
     }
+}
+
+/// The metadata of the file at `location` as JSON, kept with the cached file so that it is
+/// serialized once however often the table is loaded; metadata of no file (a staged create)
+/// is serialized now.
+fn metadata_json(
+    scope: &Scope,
+    location: Option<&str>,
+    metadata: &Arc<TableMetadata>,
+) -> Result<MetadataJson, ApiError> {
+    match scope.catalog.warehouse() {
+        Ok(warehouse) => warehouse.io.metadata_json(location, metadata),
+        Err(_) => to_json(metadata),
+    }
+    .map_err(|e| ApiError::internal(&e))
 }
 
 /// What clients need to reach the catalog's files (empty without a warehouse).
@@ -188,7 +209,8 @@ pub async fn create(
             &headers,
         )
         .await?;
-        return Ok(Json(LoadResult::new(&scope, None, &metadata, delegated)).into_response());
+        let json = to_json(&metadata).map_err(|e| ApiError::internal(&e))?;
+        return Ok(Json(LoadResult::new(&scope, None, &json, delegated)).into_response());
     }
     // Credentials are vended before the table exists, so a token service that refuses leaves
     // nothing behind; the table is then created where they are valid.
@@ -219,13 +241,8 @@ pub async fn create(
         delegated = delegate(&state, &scope, (&key, &at), metadata, grant, &headers).await?;
     }
     let location = created.metadata_location.as_deref();
-    Ok(Json(LoadResult::new(
-        &scope,
-        location,
-        &created.metadata,
-        delegated,
-    ))
-    .into_response())
+    let json = metadata_json(&scope, location, &created.metadata)?;
+    Ok(Json(LoadResult::new(&scope, location, &json, delegated)).into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -282,18 +299,13 @@ pub async fn load(
         )
         .await?;
         let location = loaded.metadata_location.as_deref();
-        if mode == "refs" {
-            let metadata = loaded.metadata.with_referenced_snapshots_only();
-            Json(LoadResult::new(&scope, location, &metadata, delegated)).into_response()
+        let json = if mode == "refs" {
+            to_json(&loaded.metadata.with_referenced_snapshots_only())
+                .map_err(|e| ApiError::internal(&e))?
         } else {
-            Json(LoadResult::new(
-                &scope,
-                location,
-                &loaded.metadata,
-                delegated,
-            ))
-            .into_response()
-        }
+            metadata_json(&scope, location, &loaded.metadata)?
+        };
+        Json(LoadResult::new(&scope, location, &json, delegated)).into_response()
     };
     if let Ok(value) = HeaderValue::from_str(&etag) {
         response.headers_mut().insert(header::ETAG, value);
@@ -357,12 +369,13 @@ pub struct CommitRequest {
     updates: Vec<TableUpdate>,
 }
 
-/// A commit's answer, serialized straight from the metadata like a load's.
+/// A commit's answer, with the metadata as JSON like a load's (the JSON just written to the
+/// new file).
 #[derive(Debug, Serialize)]
 struct CommitResult<'a> {
     #[serde(rename = "metadata-location")]
     metadata_location: Option<&'a str>,
-    metadata: &'a TableMetadata,
+    metadata: &'a RawValue,
 }
 
 pub async fn commit(
@@ -384,9 +397,11 @@ pub async fn commit(
             &table_commit_meta(&Caller::current_name(), "commit", &key),
         )
         .await?;
+    let location = committed.metadata_location.as_deref();
+    let json = metadata_json(&scope, location, &committed.metadata)?;
     Ok(Json(CommitResult {
-        metadata_location: committed.metadata_location.as_deref(),
-        metadata: committed.metadata.as_ref(),
+        metadata_location: location,
+        metadata: &json,
     })
     .into_response())
 }
@@ -502,13 +517,8 @@ pub async fn register(
     )
     .await?;
     let location = registered.metadata_location.as_deref();
-    Ok(Json(LoadResult::new(
-        &scope,
-        location,
-        &registered.metadata,
-        delegated,
-    ))
-    .into_response())
+    let json = metadata_json(&scope, location, &registered.metadata)?;
+    Ok(Json(LoadResult::new(&scope, location, &json, delegated)).into_response())
 }
 
 /// Scan and commit reports from engines: logged, not stored.

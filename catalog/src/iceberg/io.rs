@@ -1,15 +1,18 @@
 //! Reading and writing metadata files in a warehouse, through `object_store`.
 //!
 //! Metadata files are immutable once written (each commit writes a new one), so parsed
-//! metadata is cached by location with no invalidation.
+//! metadata is cached by location with no invalidation, together with its JSON: a file the
+//! server writes is serialized once for the file and every answer naming it, and one it reads
+//! is serialized at most once however often it is loaded.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parking_lot::Mutex;
+use serde_json::value::RawValue;
 use url::Url;
 
 use super::metadata::TableMetadata;
@@ -39,12 +42,27 @@ pub struct StoredFile {
     pub modified_ms: i64,
 }
 
+/// Table metadata as JSON, ready to be written or embedded in an answer as it is.
+pub type MetadataJson = Arc<RawValue>;
+
+/// `metadata` as JSON.
+pub fn to_json(metadata: &TableMetadata) -> Result<MetadataJson, serde_json::Error> {
+    serde_json::value::to_raw_value(metadata).map(Arc::from)
+}
+
+/// A cached metadata file: parsed, and its JSON once something asked for it.
+#[derive(Clone)]
+struct Cached {
+    metadata: Arc<TableMetadata>,
+    json: Arc<OnceLock<MetadataJson>>,
+}
+
 /// Files of one server: object stores by scheme and authority (built with the server's
 /// [`StorageOptions`]), and the metadata cache.
 pub struct FileIo {
     options: StorageOptions,
     stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
-    cache: quick_cache::sync::Cache<String, Arc<TableMetadata>>,
+    cache: quick_cache::sync::Cache<String, Cached>,
 }
 
 impl std::fmt::Debug for FileIo {
@@ -140,7 +158,7 @@ impl FileIo {
     /// The metadata at `location`, from the cache or the warehouse.
     pub async fn read_metadata(&self, location: &str) -> Result<Arc<TableMetadata>, IoError> {
         if let Some(hit) = self.cache.get(location) {
-            return Ok(hit);
+            return Ok(hit.metadata);
         }
         let mut metadata: TableMetadata = super::json_io::read_json(self, location).await?;
         metadata.ensure_main_ref();
@@ -151,7 +169,11 @@ impl FileIo {
             reason,
         })?;
         let metadata = Arc::new(metadata);
-        self.cache.insert(location.to_owned(), metadata.clone());
+        let cached = Cached {
+            metadata: metadata.clone(),
+            json: Arc::default(),
+        };
+        self.cache.insert(location.to_owned(), cached);
         Ok(metadata)
     }
 
@@ -161,9 +183,40 @@ impl FileIo {
         location: &str,
         metadata: Arc<TableMetadata>,
     ) -> Result<(), IoError> {
-        super::json_io::write_json(self, location, metadata.as_ref()).await?;
-        self.cache.insert(location.to_owned(), metadata);
+        let json = to_json(&metadata).map_err(|e| IoError::Parse {
+            location: location.to_owned(),
+            reason: e.to_string(),
+        })?;
+        super::json_io::write_new(self, location, json.get().as_bytes().to_vec()).await?;
+        let cached = Cached {
+            metadata,
+            json: Arc::new(OnceLock::from(json)),
+        };
+        self.cache.insert(location.to_owned(), cached);
         Ok(())
+    }
+
+    /// `metadata` as JSON. When it is the cached metadata of the file at `location` (as
+    /// [`read_metadata`](Self::read_metadata) and [`write_metadata`](Self::write_metadata)
+    /// return it), its JSON is kept with it, so a file is serialized once however often it is
+    /// answered.
+    pub fn metadata_json(
+        &self,
+        location: Option<&str>,
+        metadata: &Arc<TableMetadata>,
+    ) -> Result<MetadataJson, serde_json::Error> {
+        let cached = location
+            .and_then(|location| self.cache.get(location))
+            .filter(|hit| Arc::ptr_eq(&hit.metadata, metadata));
+        let Some(cached) = cached else {
+            return to_json(metadata);
+        };
+        if let Some(json) = cached.json.get() {
+            return Ok(json.clone());
+        }
+        // Two first loads at once may both serialize; either result is the same JSON.
+        let json = to_json(metadata)?;
+        Ok(cached.json.get_or_init(|| json).clone())
     }
 
     /// The whole file at `location`.
@@ -322,6 +375,69 @@ mod tests {
         );
         let odd = next_metadata_location("s3://b/t", Some("s3://b/t/metadata/v3.metadata.json"));
         assert!(odd.starts_with("s3://b/t/metadata/00000-"), "{odd}");
+    }
+
+    fn table(location: &str) -> TableMetadata {
+        let schema = serde_json::from_value(serde_json::json!({
+            "type": "struct", "schema-id": 0,
+            "fields": [{ "id": 1, "name": "id", "type": "long", "required": true }],
+        }))
+        .unwrap();
+        let table = super::super::NewTable {
+            location: location.to_owned(),
+            schema,
+            partition_spec: None,
+            sort_order: None,
+            properties: Default::default(),
+        };
+        super::super::new_table_metadata(table, 1_700_000_000_000).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_file_is_serialized_once_for_the_disk_and_every_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = format!("file://{}", dir.path().display());
+        let io = FileIo::new(8);
+        let written = Arc::new(table(&format!("{root}/t")));
+        let location = next_metadata_location(&written.location, None);
+        io.write_metadata(&location, written.clone()).await.unwrap();
+
+        let answered = io.metadata_json(Some(&location), &written).unwrap();
+        let on_disk = io.read_bytes(&location).await.unwrap();
+        assert_eq!(answered.get().as_bytes(), &on_disk[..]);
+        let again = io.metadata_json(Some(&location), &written).unwrap();
+        assert!(Arc::ptr_eq(&answered, &again), "kept, not serialized again");
+
+        // A file read (not written) here: serialized on the first answer, then kept.
+        let reader = FileIo::new(8);
+        let read = reader.read_metadata(&location).await.unwrap();
+        let first = reader.metadata_json(Some(&location), &read).unwrap();
+        let second = reader.metadata_json(Some(&location), &read).unwrap();
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(first.get(), answered.get());
+    }
+
+    #[tokio::test]
+    async fn other_metadata_never_gets_a_files_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = format!("file://{}", dir.path().display());
+        let io = FileIo::new(8);
+        let written = Arc::new(table(&format!("{root}/t")));
+        let location = next_metadata_location(&written.location, None);
+        io.write_metadata(&location, written.clone()).await.unwrap();
+
+        // Same location, other metadata (changed in memory, or a stale copy): its own JSON.
+        let mut changed = TableMetadata::clone(&written);
+        changed.properties.insert("k".to_owned(), "v".to_owned());
+        let changed = Arc::new(changed);
+        let json = io.metadata_json(Some(&location), &changed).unwrap();
+        let value: serde_json::Value = serde_json::from_str(json.get()).unwrap();
+        assert_eq!(value["properties"]["k"], "v");
+        // Without a location, or once evicted, the metadata is serialized as it is.
+        let plain = io.metadata_json(None, &written).unwrap();
+        assert_eq!(plain.get(), to_json(&written).unwrap().get());
+        let elsewhere = io.metadata_json(Some("file:///nowhere"), &written).unwrap();
+        assert_eq!(elsewhere.get(), plain.get());
     }
 
     #[test]

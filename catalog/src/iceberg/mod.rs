@@ -23,7 +23,7 @@ pub mod update;
 pub mod view;
 
 pub use create::{NewTable, new_table_metadata};
-pub use io::{FileIo, IoError};
+pub use io::{FileIo, IoError, MetadataJson};
 pub use metadata::TableMetadata;
 pub use requirement::{RequirementFailed, TableRequirement};
 pub use storage::{
