@@ -1,4 +1,4 @@
-//! Smoke test of the end-to-end harness: one tiny run (SQLite, two workloads, a fraction of a
+//! Smoke test of the end-to-end harness: one tiny run (SQLite, three workloads, a fraction of a
 //! second each) against the debug server binary, which `cargo test --workspace` builds. Skipped,
 //! saying so, when there is no server binary. Asserts only that the harness measured something
 //! and that nothing failed or was lost, never timings.
@@ -24,7 +24,7 @@ async fn a_tiny_run_measures_the_real_server() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut options = Options::smoke(&["load-hot", "commit-8-one-table"]);
+    let mut options = Options::smoke(&["load-hot", "load-appended", "commit-8-one-table"]);
     options.pangolin_bin = Some(binary);
     options.out_dir = Some(dir.path().to_owned());
 
@@ -42,6 +42,7 @@ async fn a_tiny_run_measures_the_real_server() {
         [
             ("load-hot", 16),
             ("load-hot", 32),
+            ("load-appended", 16),
             ("commit-8-one-table", 8)
         ]
     );
@@ -51,14 +52,14 @@ async fn a_tiny_run_measures_the_real_server() {
         assert!(m.figures.p50_ms <= m.figures.p99_ms, "{m:?}");
         assert!(m.vs_baseline.is_some(), "{m:?}");
     }
-    let commits = &report.results[2];
+    let commits = &report.results[3];
     assert_eq!(commits.lost, Some(0), "no acknowledged commit lost");
     assert!(commits.figures.retries >= commits.figures.conflicts);
 
     let json = report.write_json(dir.path()).unwrap();
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
-    assert_eq!(written["results"].as_array().unwrap().len(), 3);
+    assert_eq!(written["results"].as_array().unwrap().len(), 4);
     assert_eq!(written["results"][0]["backend"], "sqlite");
 }
 

@@ -42,6 +42,13 @@ pub const DEFS: &[Def] = &[
         history: &[],
     },
     Def {
+        name: "load-appended",
+        what: "loadTable of a table 110 appends old (10 snapshots, 100 metadata-log entries)",
+        workloads: &[16],
+        scaling: &[],
+        history: &[],
+    },
+    Def {
         name: "load-branch",
         what: "loadTable of one table on another branch (`hot@read-N`)",
         workloads: &[16],

@@ -1,4 +1,5 @@
-//! Reads that are one GET each: table loads at a branch, a hash, a time or `~n`, listings, a
+//! Reads that are one GET each: table loads at a branch, a hash, a time or `~n` (and of a table
+//! many appends old), listings, a
 //! diff, a deep log page, pages of change events, and the web UI's log page (rendered HTML) at the top and deep down. Each sets up what it reads, then every task GETs the same path.
 
 use std::sync::Arc;
@@ -11,6 +12,10 @@ use super::super::driver::{Op, Worker, drive};
 use super::super::fixture::{BENCH, HOT, bulk_table};
 use super::super::stats::{Basis, Figures};
 use super::{Env, unique};
+
+/// Appends before `load-appended` reads its table: past the 100 metadata-log entries a table
+/// keeps by default, so its metadata is as large as a busy table's gets.
+const APPENDS: usize = 110;
 
 #[derive(Debug)]
 struct Getter {
@@ -32,6 +37,10 @@ impl Worker for Getter {
 async fn path(name: &str, api: &Api, env: &Env) -> anyhow::Result<String> {
     Ok(match name {
         "load-hot" => table_path(BENCH, HOT),
+        "load-appended" => {
+            let name = format!("appended_{}", unique());
+            super::writes::appended_table(api, &name, APPENDS).await?
+        }
         "load-branch" => {
             let branch = format!("read-{}", unique());
             api.create_branch(&branch, "main").await?;

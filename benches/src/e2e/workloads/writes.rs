@@ -213,6 +213,30 @@ pub(super) async fn commits(
     })
 }
 
+/// Creates table `name` in the bench namespace and appends `commits` snapshots to it one after
+/// another, as one writer of `commit-1` would; returns its path.
+pub(super) async fn appended_table(
+    api: &Api,
+    name: &str,
+    commits: usize,
+) -> anyhow::Result<String> {
+    let body = json!({ "name": name, "schema": fixture::schema() });
+    api.post(&format!("{ICEBERG}/namespaces/{BENCH}/tables"), &body)
+        .await?
+        .expect(StatusCode::OK, "creating a table")?;
+    let path = table_path(BENCH, name);
+    let mut writer = Appender {
+        api: api.clone(),
+        path: path.clone(),
+        state: load(api, &path).await?,
+        acked: 0,
+    };
+    for _ in 0..commits {
+        writer.op().await?;
+    }
+    Ok(path)
+}
+
 #[derive(Debug)]
 struct Creator {
     api: Api,
