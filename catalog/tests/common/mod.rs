@@ -10,5 +10,7 @@
 pub mod files;
 pub mod gated;
 pub mod lake;
+pub mod metadata;
 pub mod tenancy;
 pub mod transfer;
+pub mod views;
