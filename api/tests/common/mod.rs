@@ -2,9 +2,14 @@
 //! in a temporary directory, and one way to call it.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
+pub mod admin;
 pub mod delegation;
+pub mod management;
 pub mod receiver;
+pub mod rest;
 pub mod secured;
+pub mod security;
+pub mod tables;
 pub mod ui;
 
 use std::sync::Arc;
