@@ -1,6 +1,7 @@
 //! Reads that are one GET each: table loads at a branch, a hash, a time or `~n` (and of a table
-//! many appends old), listings, a
-//! diff, a deep log page, pages of change events, and the web UI's log page (rendered HTML) at the top and deep down. Each sets up what it reads, then every task GETs the same path.
+//! many appends old), listings, a diff, a deep log page, pages of change events, and the web
+//! UI's log page (rendered HTML) at the top and deep down. Each sets up what it reads, then
+//! every task GETs the same path.
 
 use std::sync::Arc;
 
