@@ -91,8 +91,14 @@ fn push_record(mut row: Separated<'_, Sqlite, &'static str>, record: &AuditRecor
 /// record's predecessor, each returning a row (`what` = `tag`) when it inserted. A head
 /// remembered by this process is only a hint (another process may have appended to the
 /// file): if it was wrong, nothing is inserted and the caller appends again from the head it
-/// reads.
-pub(crate) fn push_guarded(sql: &mut QueryBuilder<Sqlite>, records: &[AuditRecord], tag: i64) {
+/// reads. With `then_guard`, each is followed by a guard that stops the batch when it did
+/// not insert.
+pub(crate) fn push_guarded(
+    sql: &mut QueryBuilder<Sqlite>,
+    records: &[AuditRecord],
+    tag: i64,
+    then_guard: bool,
+) {
     for record in records {
         sql.push(format!("INSERT INTO audit ({COLUMNS}) SELECT "));
         push_record(sql.separated(", "), record);
@@ -111,6 +117,9 @@ pub(crate) fn push_guarded(sql: &mut QueryBuilder<Sqlite>, records: &[AuditRecor
             }
         }
         sql.push(format!(" RETURNING {tag} AS what, sequence;\n"));
+        if then_guard {
+            crate::publish::push_guard(sql);
+        }
     }
 }
 
@@ -124,13 +133,13 @@ pub(crate) async fn append_all(
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let records = AuditRecord::chain(read_head(&mut write.tx).await?, events);
+    let records = AuditRecord::chain(read_head(write.conn()?).await?, events);
     // Eleven parameters a row, far below SQLite's limit of 32,766 per statement.
     for part in records.chunks(1_000) {
         let mut sql = QueryBuilder::<Sqlite>::new(format!("INSERT INTO audit ({COLUMNS}) "));
         sql.push_values(part, push_record);
         sql.build()
-            .execute(&mut *write.tx)
+            .execute(write.conn()?)
             .await
             .map_err(|e| classify(OP, e))?;
     }

@@ -25,8 +25,10 @@ use std::time::Duration;
 use pangolin_records::ChainHash;
 use pangolin_store::{BackendError, BackendErrorKind};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
+use sqlx::{ConnectOptions, Connection};
 use tokio::sync::Mutex;
 
 pub(crate) use errors::classify;
@@ -36,21 +38,43 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Objects, refs, records and the audit log in one SQLite database file.
 #[derive(Debug)]
 pub struct SqliteBackend {
-    /// Reads, and writes that must be durable when they return.
+    /// Reads.
     pool: SqlitePool,
-    /// Object writes: synced by the next durable write (see the module documentation).
-    object_pool: SqlitePool,
-    /// Held for the whole of every write transaction, with what writers remember between
-    /// them.
+    /// The writer's connections, held for the whole of every write transaction, with what the
+    /// writer remembers between them.
     write_lock: Mutex<Writer>,
 }
 
-/// What the one writer of the file remembers between its transactions.
-#[derive(Debug, Default)]
+/// The one writer of the file: its connections and what it remembers between transactions.
+///
+/// Writes go through connections of their own rather than the pool: a pooled connection is
+/// pinged on every return (one more round trip to its thread per write), and one that did not
+/// write last has lost its page cache to the writer that did.
+#[derive(Debug)]
 pub(crate) struct Writer {
+    /// `None` once the backend is closed.
+    connections: Option<Connections>,
+    /// A write transaction may still be open: a write was dropped before it finished (its
+    /// task cancelled). The next write rolls it back before it begins.
+    unfinished: bool,
     /// The audit chain's last record after the last write that committed, so an append need
     /// not read it first. Only a hint: appends check it in the statement that inserts.
     pub(crate) audit_head: AuditHead,
+}
+
+#[derive(Debug)]
+struct Connections {
+    /// Ref moves, records and audit appends: `synchronous = FULL`.
+    durable: SqliteConnection,
+    /// Object writes: `synchronous = NORMAL`, made durable by the next durable write.
+    objects: SqliteConnection,
+}
+
+/// Which of the writer's connections a write uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    Durable,
+    Objects,
 }
 
 /// The audit chain's last record, as far as this process knows.
@@ -85,7 +109,7 @@ impl SqliteBackend {
             .pragma("wal_autocheckpoint", "10000")
             .foreign_keys(true);
         // No ping before each acquire: a file does not hang up, and every ping is one more
-        // round trip to the connection's thread on every read and write.
+        // round trip to the connection's thread on every read.
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .test_before_acquire(false)
@@ -101,17 +125,20 @@ impl SqliteBackend {
             )
             .with_source(e)
         })?;
-        let object_pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .test_before_acquire(false)
-            .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options.synchronous(SqliteSynchronous::Normal))
+        let mut durable = options.connect().await.map_err(|e| classify("open", e))?;
+        publish::create_guard(&mut durable).await?;
+        let objects = options
+            .synchronous(SqliteSynchronous::Normal)
+            .connect()
             .await
             .map_err(|e| classify("open", e))?;
         Ok(Self {
             pool,
-            object_pool,
-            write_lock: Mutex::new(Writer::default()),
+            write_lock: Mutex::new(Writer {
+                connections: Some(Connections { durable, objects }),
+                unfinished: false,
+                audit_head: AuditHead::Unknown,
+            }),
         })
     }
 
@@ -120,9 +147,14 @@ impl SqliteBackend {
         &self.pool
     }
 
-    /// Closes both connection pools.
+    /// Closes the writer's connections and the pool; later writes fail.
     pub async fn close(&self) {
-        self.object_pool.close().await;
+        let connections = self.write_lock.lock().await.connections.take();
+        if let Some(Connections { durable, objects }) = connections {
+            // Closing rolls back whatever a dropped write left open.
+            let _ = objects.close().await;
+            let _ = durable.close().await;
+        }
         self.pool.close().await;
     }
 
@@ -132,7 +164,9 @@ impl SqliteBackend {
         &self,
         operation: &'static str,
     ) -> Result<Write<'_>, BackendError> {
-        self.begin_on(&self.pool, operation).await
+        let mut write = self.lock_writer(Durability::Durable, operation).await?;
+        write.begin().await?;
+        Ok(write)
     }
 
     /// The same for object writes, which the next durable write makes durable.
@@ -140,38 +174,87 @@ impl SqliteBackend {
         &self,
         operation: &'static str,
     ) -> Result<Write<'_>, BackendError> {
-        self.begin_on(&self.object_pool, operation).await
+        let mut write = self.lock_writer(Durability::Objects, operation).await?;
+        write.begin().await?;
+        Ok(write)
     }
 
-    async fn begin_on(
+    /// Takes the writer, not yet in a transaction, after rolling back what a dropped write
+    /// left open.
+    pub(crate) async fn lock_writer(
         &self,
-        pool: &SqlitePool,
+        durability: Durability,
         operation: &'static str,
     ) -> Result<Write<'_>, BackendError> {
-        let guard = self.write_lock.lock().await;
-        let tx = pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| classify(operation, e))?;
+        let mut writer = self.write_lock.lock().await;
+        let Writer {
+            connections,
+            unfinished,
+            audit_head,
+        } = &mut *writer;
+        let Some(connections) = connections.as_mut() else {
+            return Err(BackendError::new(
+                BackendErrorKind::Unavailable,
+                operation,
+                "the database is closed",
+            ));
+        };
+        if *unfinished {
+            // "No transaction is active" is the answer when the dropped write had committed
+            // or never begun: either way the connection is clean after this.
+            for conn in [&mut connections.durable, &mut connections.objects] {
+                let _ = sqlx::raw_sql("ROLLBACK").execute(conn).await;
+            }
+            *unfinished = false;
+            // Whether the dropped write appended to the chain is unknown.
+            *audit_head = AuditHead::Unknown;
+        }
         Ok(Write {
-            tx,
-            writer: guard,
+            writer,
+            durability,
             audit_head: None,
             operation,
         })
     }
 }
 
-/// An open write transaction and the lock that serializes it.
+/// The writer, held: an open write transaction once begun, and the lock that serializes it.
 pub(crate) struct Write<'a> {
-    pub(crate) tx: sqlx::Transaction<'static, sqlx::Sqlite>,
     writer: tokio::sync::MutexGuard<'a, Writer>,
+    durability: Durability,
     /// The audit chain's head once this transaction commits, when it appended to it.
     audit_head: Option<AuditHead>,
     operation: &'static str,
 }
 
 impl Write<'_> {
+    /// The connection this write runs on.
+    pub(crate) fn conn(&mut self) -> Result<&mut SqliteConnection, BackendError> {
+        let durability = self.durability;
+        let connections = self.writer.connections.as_mut().ok_or_else(|| {
+            BackendError::new(
+                BackendErrorKind::Unavailable,
+                self.operation,
+                "the database is closed",
+            )
+        })?;
+        Ok(match durability {
+            Durability::Durable => &mut connections.durable,
+            Durability::Objects => &mut connections.objects,
+        })
+    }
+
+    /// Runs `BEGIN IMMEDIATE`.
+    pub(crate) async fn begin(&mut self) -> Result<(), BackendError> {
+        let operation = self.operation;
+        self.writer.unfinished = true;
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(self.conn()?)
+            .await
+            .map_err(|e| classify(operation, e))?;
+        Ok(())
+    }
+
     /// The audit chain's head as the last committed write left it.
     pub(crate) fn audit_head(&self) -> AuditHead {
         self.writer.audit_head
@@ -182,33 +265,64 @@ impl Write<'_> {
         self.audit_head = Some(AuditHead::Known(Some(head)));
     }
 
+    /// Marks the transaction that statements about to run will begin and end themselves:
+    /// until [`committed`](Self::committed) or [`rolled_back`](Self::rolled_back), a drop
+    /// leaves it to the next write to roll back.
+    pub(crate) fn begins_itself(&mut self) {
+        self.writer.unfinished = true;
+    }
+
+    /// The transaction committed.
+    pub(crate) fn committed(&mut self) {
+        self.writer.unfinished = false;
+        if let Some(head) = self.audit_head {
+            self.writer.audit_head = head;
+        }
+    }
+
+    /// Rolls back whatever is open now, while the lock is held, so the next writer does not
+    /// find it open. Rolled back, the chain ends where the last commit left it; if the
+    /// rollback failed, nobody knows where.
+    pub(crate) async fn roll_back(&mut self) {
+        let rolled_back = match self.conn() {
+            Ok(conn) => sqlx::raw_sql("ROLLBACK").execute(conn).await.is_ok(),
+            Err(_) => false,
+        };
+        if rolled_back {
+            self.writer.unfinished = false;
+        } else {
+            self.writer.audit_head = AuditHead::Unknown;
+        }
+    }
+
+    async fn commit(&mut self) -> Result<(), BackendError> {
+        let operation = self.operation;
+        sqlx::query("COMMIT")
+            .execute(self.conn()?)
+            .await
+            .map_err(|e| classify(operation, e))?;
+        Ok(())
+    }
+
     /// Commits when `result` is a success, rolls back otherwise; the lock is released after.
     pub(crate) async fn finish<T, E: From<BackendError>>(
         mut self,
         result: Result<T, E>,
     ) -> Result<T, E> {
-        let operation = self.operation;
         match result {
-            Ok(value) => match self.tx.commit().await {
-                Ok(()) => {
-                    if let Some(head) = self.audit_head {
-                        self.writer.audit_head = head;
-                    }
+            Ok(value) => match self.commit().await {
+                Ok(_) => {
+                    self.committed();
                     Ok(value)
                 }
                 Err(e) => {
+                    self.roll_back().await;
                     self.writer.audit_head = AuditHead::Unknown;
-                    Err(E::from(classify(operation, e)))
+                    Err(E::from(e))
                 }
             },
             Err(error) => {
-                // Roll back now, while the lock is held, so the next writer does not wait on a
-                // transaction that is only rolled back lazily.
-                // Rolled back, the chain ends where the last commit left it; if the rollback
-                // failed, nobody knows where.
-                if self.tx.rollback().await.is_err() {
-                    self.writer.audit_head = AuditHead::Unknown;
-                }
+                self.roll_back().await;
                 Err(error)
             }
         }

@@ -85,7 +85,7 @@ impl ObjectStore for SqliteBackend {
             return Ok(());
         }
         let mut write = self.begin_object_write(OP).await?;
-        let result = insert_objects(&mut write.tx, repo, objects).await;
+        let result = insert_objects(write.conn()?, repo, objects).await;
         write.finish(result).await
     }
 

@@ -84,7 +84,7 @@ impl Prune for SqliteBackend {
         const OP: &str = "prune.delete_objects";
         let mut write = self.begin_write(OP).await?;
         let result = async {
-            if ref_moves(&mut write.tx, repo).await? != moves {
+            if ref_moves(write.conn()?, repo).await? != moves {
                 return Ok(false);
             }
             for chunk in ids.chunks(DELETE_CHUNK) {
@@ -97,7 +97,7 @@ impl Prune for SqliteBackend {
                 }
                 sql.push(")");
                 sql.build()
-                    .execute(&mut *write.tx)
+                    .execute(write.conn()?)
                     .await
                     .map_err(|e| classify(OP, e))?;
             }
@@ -116,7 +116,7 @@ impl Prune for SqliteBackend {
                     "DELETE FROM {table} WHERE repo = ?"
                 )))
                 .bind(repo.as_str())
-                .execute(&mut *write.tx)
+                .execute(write.conn()?)
                 .await
                 .map_err(|e| classify(OP, e))?;
             }

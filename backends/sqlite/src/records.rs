@@ -107,13 +107,13 @@ impl RecordStore for SqliteBackend {
         value: Bytes,
     ) -> Result<u64, RecordError> {
         let mut write = self.begin_write("records.put").await?;
-        let result = put(&mut write.tx, key, expected, &value).await;
+        let result = put(write.conn()?, key, expected, &value).await;
         write.finish(result).await
     }
 
     async fn delete_record(&self, key: &RecordKey, version: u64) -> Result<(), RecordError> {
         let mut write = self.begin_write("records.delete").await?;
-        let result = delete(&mut write.tx, key, version).await;
+        let result = delete(write.conn()?, key, version).await;
         write.finish(result).await
     }
 

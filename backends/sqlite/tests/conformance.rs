@@ -233,3 +233,120 @@ async fn publishes_chain_on_the_real_audit_head_when_another_process_appended() 
         "create, two moves and the plain change: {log:?}"
     );
 }
+
+/// A publish dropped while its statements run (its request cancelled) leaves the writer
+/// clean: the next write goes ahead, and the dropped publish landed whole (ref move, log entry
+/// and audit record) or not at all.
+#[tokio::test]
+async fn a_publish_dropped_midway_lands_whole_or_not_at_all() {
+    use std::time::Duration;
+
+    use pangolin_records::{AuditLog, verify};
+    use pangolin_refs::{
+        Expected, Publish, RefStore, RefUpdate, RepoLogQuery, Target, Transaction,
+    };
+    use pangolin_store::{ObjectStore, Timestamp};
+    use pangolin_testkit::audit::event;
+    use pangolin_testkit::{branch, commit_id, fresh_repo, object};
+
+    let backend = SqliteBackend::open(fresh_path()).await.unwrap();
+    let (repo, main) = (fresh_repo(), branch("main"));
+    let publish = |from: Option<u64>, to: u64| {
+        let tx = Transaction {
+            updates: vec![RefUpdate {
+                reference: main.clone(),
+                expected: from.map_or(Expected::Absent, |f| Expected::Equals(commit_id(f))),
+                target: Target::Set(commit_id(to)),
+            }],
+            principal: "ana".into(),
+            message: format!("commit {to}"),
+            time: Timestamp::from_millis(to as i64),
+        };
+        let audit = vec![event(
+            "acme",
+            "ana",
+            "table.commit",
+            &format!("t{to}"),
+            to as i64,
+        )];
+        backend.publish(&repo, vec![object(to)], tx, audit)
+    };
+    publish(None, 1).await.unwrap();
+    let (mut head, mut next, mut dropped_landed) = (1, 2, 0);
+    for _ in 0..20 {
+        // Polled once: the statements are on their way to the connection's thread.
+        let dropped = next;
+        let _ = tokio::time::timeout(Duration::ZERO, publish(Some(head), dropped)).await;
+        next += 1;
+        // A write behind it: it must not find a transaction left open.
+        backend
+            .append(event("acme", "bob", "user.login", "bob", 0))
+            .await
+            .unwrap();
+        let landed = backend.get_ref(&repo, &main).await.unwrap() == Some(commit_id(dropped));
+        assert_eq!(
+            backend
+                .get(&repo, &object(dropped).id)
+                .await
+                .unwrap()
+                .is_some(),
+            landed,
+            "the dropped publish's object is stored exactly when its ref move is"
+        );
+        if landed {
+            head = dropped;
+            dropped_landed += 1;
+        }
+        publish(Some(head), next).await.unwrap();
+        head = next;
+        next += 1;
+    }
+    assert_eq!(
+        backend.get_ref(&repo, &main).await.unwrap(),
+        Some(commit_id(head))
+    );
+    let log = backend
+        .repository_log(
+            &repo,
+            RepoLogQuery {
+                after: None,
+                limit: 1_000,
+            },
+        )
+        .await
+        .unwrap();
+    let records = backend.range(1, 1_000).await.unwrap();
+    let commits: Vec<&str> = records
+        .iter()
+        .filter(|r| r.event.action == "table.commit")
+        .map(|r| r.event.resource_id.as_str())
+        .collect();
+    // Every ref move has its audit record, in the same order, and nothing else does.
+    let moved: Vec<String> = log
+        .iter()
+        .map(|e| format!("t{}", e.message.trim_start_matches("commit ")))
+        .collect();
+    assert_eq!(commits, moved);
+    assert_eq!(log.len(), 1 + 20 + dropped_landed);
+    assert_eq!(
+        verify(&backend, 1, records.len() as u64).await.unwrap(),
+        records.len() as u64
+    );
+}
+
+/// After `close`, writes fail with a clear error instead of reopening anything.
+#[tokio::test]
+async fn writes_after_close_are_refused() {
+    use pangolin_records::AuditLog;
+    use pangolin_store::BackendErrorKind;
+    use pangolin_testkit::audit::event;
+
+    let backend = SqliteBackend::open(fresh_path()).await.unwrap();
+    backend.close().await;
+    let err = backend
+        .append(event("acme", "ana", "user.login", "ana", 1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, BackendErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("closed"), "{err}");
+}
