@@ -266,7 +266,7 @@ impl Write<'_> {
     }
 
     /// Marks the transaction that statements about to run will begin and end themselves:
-    /// until [`committed`](Self::committed) or [`rolled_back`](Self::rolled_back), a drop
+    /// until [`committed`](Self::committed) or [`roll_back`](Self::roll_back), a drop
     /// leaves it to the next write to roll back.
     pub(crate) fn begins_itself(&mut self) {
         self.writer.unfinished = true;
@@ -311,7 +311,7 @@ impl Write<'_> {
     ) -> Result<T, E> {
         match result {
             Ok(value) => match self.commit().await {
-                Ok(_) => {
+                Ok(()) => {
                     self.committed();
                     Ok(value)
                 }
