@@ -34,7 +34,7 @@ use axum::routing::{get, post};
 use tower_http::timeout::TimeoutLayer;
 
 pub use error::ApiError;
-pub use state::AppState;
+pub use state::{AppState, SharedState};
 
 /// Largest request body accepted: table metadata updates are the biggest real requests and
 /// stay far below this.

@@ -10,9 +10,13 @@ use crate::directory::CatalogDirectory;
 use crate::error::ApiError;
 use crate::security::{Caller, Security};
 
-/// The server's shared state.
-#[derive(Clone)]
-pub struct AppState {
+/// The server's shared state, cloned for every request by each layer and extractor that
+/// takes it: one reference count, however many parts it has.
+#[derive(Clone, Debug)]
+pub struct AppState(Arc<SharedState>);
+
+/// What [`AppState`] shares.
+pub struct SharedState {
     pub store: Arc<dyn Store>,
     pub cache: Arc<ObjectCache>,
     /// Every catalog's commits on one branch are grouped here (see `CommitQueues`).
@@ -31,9 +35,23 @@ pub struct AppState {
     pub events: Arc<pangolin_catalog::events::EventCache>,
 }
 
-impl std::fmt::Debug for AppState {
+impl From<SharedState> for AppState {
+    fn from(shared: SharedState) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = SharedState;
+
+    fn deref(&self) -> &SharedState {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SharedState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppState")
+        f.debug_struct("SharedState")
             .field("tenant", &self.tenant)
             .field("default_catalog", &self.default_catalog)
             .field("catalogs", &self.catalogs)
@@ -58,7 +76,7 @@ impl AppState {
         };
         // Catalog names resolve in the caller's tenant, so another tenant's catalog of the same
         // name is simply not there.
-        let tenant = Caller::current().map_or_else(|| self.tenant.clone(), |c| c.tenant);
+        let tenant = Caller::current_tenant().unwrap_or_else(|| self.tenant.clone());
         let catalog = self.catalog_in(&tenant, name).await?;
         let at = RefSpec::parse(at)
             .map_err(|e| ApiError::bad_request(format!("invalid reference: {e}")))?;

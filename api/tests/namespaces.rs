@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
-use pangolin_api::{AppState, router};
+use pangolin_api::{AppState, SharedState, router};
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_catalog::tenancy::{SecretKey, Tenancy};
 use pangolin_store::ObjectCache;
@@ -22,7 +22,7 @@ async fn app() -> axum::Router {
     let tenancy = Tenancy::new(store.clone(), cache.clone(), SecretKey::generate());
     // Namespace routes write no files.
     common::add_catalog(&tenancy, "default", "lake", "file:///tmp/pangolin-no-files").await;
-    router(AppState {
+    router(AppState::from(SharedState {
         store: store.clone(),
         cache,
         tenant: "default".into(),
@@ -32,7 +32,7 @@ async fn app() -> axum::Router {
         security: Arc::new(Security::disabled(store.clone(), store.clone())),
         default_catalog: "lake".into(),
         catalogs: Arc::new(CatalogDirectory::new(tenancy)),
-    })
+    }))
 }
 
 async fn call(

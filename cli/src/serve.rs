@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use pangolin_api::AppState;
 use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
 use pangolin_api::security::external::{ProviderConfig, Providers};
+use pangolin_api::{AppState, SharedState};
 use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
 use pangolin_catalog::iceberg::{S3Settings, Secret};
@@ -461,7 +461,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cache = Arc::new(ObjectCache::new(settings.cache_mib << 20));
     let tenancy = Tenancy::new(store.clone(), cache.clone(), server_key(&settings)?);
     default_catalog(&tenancy, &settings, &warehouse).await?;
-    let state = AppState {
+    let state = AppState::from(SharedState {
         store,
         cache,
         commits: Default::default(),
@@ -471,7 +471,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tenant: TENANT.to_owned(),
         default_catalog: settings.default_catalog.clone(),
         catalogs: Arc::new(CatalogDirectory::new(tenancy).with_ttl(settings.shared_state_ttl)),
-    };
+    });
     pangolin_api::jobs::Jobs::new(state.store.clone(), settings.jobs_period).spawn();
     pangolin_api::webhooks::Deliverer::new(state.clone(), Default::default()).spawn();
     let listener = tokio::net::TcpListener::bind(settings.listen)

@@ -60,6 +60,11 @@ impl Caller {
         CALLER.try_with(Clone::clone).ok()
     }
 
+    /// The tenant of the request being served, if it went through authentication.
+    pub fn current_tenant() -> Option<String> {
+        CALLER.try_with(|c| c.tenant.clone()).ok()
+    }
+
     /// The name of the current caller, for commit metadata.
     pub fn current_name() -> String {
         CALLER

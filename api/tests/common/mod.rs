@@ -18,7 +18,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
-use pangolin_api::{AppState, router};
+use pangolin_api::{AppState, SharedState, router};
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_catalog::tenancy::{
     CatalogKind, CreateTenantError, CreateWarehouseError, NewCatalog, SecretKey, StorageConfig,
@@ -80,7 +80,7 @@ impl TestApp {
             &format!("file://{}", dir.path().display()),
         )
         .await;
-        let state = AppState {
+        let state = AppState::from(SharedState {
             store: store.clone(),
             cache: cache.clone(),
             tenant: "default".into(),
@@ -90,7 +90,7 @@ impl TestApp {
             security: Arc::new(Security::disabled(store.clone(), audit)),
             default_catalog: "lake".into(),
             catalogs: Arc::new(CatalogDirectory::new(tenancy)),
-        };
+        });
         Self {
             app: router(state.clone()),
             dir,

@@ -7,7 +7,7 @@ use axum::http::{Method, StatusCode};
 use pangolin_api::directory::CatalogDirectory;
 use pangolin_api::security::Security;
 use pangolin_api::security::external::Providers;
-use pangolin_api::{AppState, router};
+use pangolin_api::{AppState, SharedState, router};
 use pangolin_backend_memory::MemoryBackend;
 use pangolin_catalog::authz::{Principal, PrincipalKind, Role};
 use pangolin_catalog::tenancy::{SecretKey, Tenancy};
@@ -108,7 +108,7 @@ pub async fn secured_with(
             .await
             .unwrap();
     }
-    let app = router(AppState {
+    let app = router(AppState::from(SharedState {
         store: store.clone(),
         cache,
         commits: Default::default(),
@@ -118,7 +118,7 @@ pub async fn secured_with(
         tenant: "default".into(),
         default_catalog: "lake".into(),
         catalogs: Arc::new(CatalogDirectory::new(tenancy.clone())),
-    });
+    }));
     Secured {
         app,
         dir,
