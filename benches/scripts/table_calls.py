@@ -1,12 +1,14 @@
 """Sequential table calls for instruction counts under callgrind (docs/benchmarks.md):
-`python3 table_calls.py PORT COMMITS LOADS` against a fresh `serve --no-auth` creates table
-`b.t`, appends COMMITS snapshots one after another as an engine does (`add-snapshot`,
-`set-snapshot-ref main`, `assert-ref-snapshot-id`, the last 10 snapshots kept, like the e2e
-writers), then loads the table LOADS times. Run it twice with different counts and divide the
+`python3 table_calls.py PORT COMMITS LOADS [CREATES]` against a fresh `serve --no-auth`
+creates table `b.t`, appends COMMITS snapshots one after another as an engine does
+(`add-snapshot`, `set-snapshot-ref main`, `assert-ref-snapshot-id`, the last 10 snapshots kept,
+like the e2e writers), loads the table LOADS times, then creates CREATES more tables in `b`
+(as the e2e `create-table` writer does). Run it twice with different counts and divide the
 difference of the server's totals by the difference of the counts."""
 import http.client, json, sys, time, urllib.request
 
 port, commits, loads = (int(a) for a in sys.argv[1:4])
+creates = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 base = f"http://127.0.0.1:{port}"
 for _ in range(600):
     try:
@@ -53,4 +55,6 @@ for i in range(commits):
     main = sid
 for _ in range(loads):
     call("GET", table)
+for i in range(creates):
+    call("POST", "/v1/default/namespaces/b/tables", {"name": f"c{i}", "schema": schema})
 print("done")

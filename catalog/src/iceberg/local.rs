@@ -25,9 +25,17 @@ fn create_blocking(path: &Path, body: &[u8], runtime: &Handle) -> io::Result<()>
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a file needs a directory"))?;
     let created = create_dirs(dir)?;
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    let synced = file
-        .write_all(body)
-        .and_then(|()| sync_together(file, dir, &created, runtime));
+    let synced = file.write_all(body).and_then(|()| {
+        if created.is_empty() {
+            // A commit's file, in a directory that was there: its data, then its name, on this
+            // thread. Handing the directory's sync to another thread gained a lone writer
+            // little and cost concurrent writers, whose syncs already overlap each other's.
+            file.sync_data()?;
+            File::open(dir)?.sync_all()
+        } else {
+            sync_together(file, &dirs_to_sync(dir, &created), runtime)
+        }
+    });
     if synced.is_err() {
         // Nothing names the file yet: leave no half-written or unsynced one behind.
         let _ = std::fs::remove_file(path);
@@ -35,18 +43,16 @@ fn create_blocking(path: &Path, body: &[u8], runtime: &Handle) -> io::Result<()>
     synced
 }
 
-/// Syncs the file's data (and the size that makes it readable) and every directory entry the
-/// write made: the file's in `dir`, and each created directory's in its parent. The file may
-/// be named only once all of them are on disk, in whatever order they get there, so they are
-/// issued at once: each sync waits for a flush of the disk's cache, and flushes asked for
-/// together are served together (one after another, a new table's four syncs took about twice
-/// as long as issued at once).
-fn sync_together(file: File, dir: &Path, created: &[PathBuf], runtime: &Handle) -> io::Result<()> {
+/// Syncs a new table's first file (its data, and the size that makes it readable) and the
+/// directories that hold the new entries: the file's own, and the parent of each directory
+/// created for it. The file may be named only once all of them are on disk, in whatever order
+/// they get there, so they are issued at once: each waits for its own writes and a flush of
+/// the disk's cache, and waits asked for together overlap (one after another, a new table's
+/// four syncs took about twice as long).
+fn sync_together(file: File, dirs: &[PathBuf], runtime: &Handle) -> io::Result<()> {
     let (done, results) = mpsc::channel();
-    let dirs = dirs_to_sync(dir, created);
-    let pending = dirs.len();
     for dir in dirs {
-        let done = done.clone();
+        let (dir, done) = (dir.clone(), done.clone());
         runtime.spawn_blocking(move || {
             // The receiver is gone only once another sync failed: nothing waits for this one.
             let _ = done.send(File::open(&dir).and_then(|d| d.sync_all()));
@@ -55,8 +61,8 @@ fn sync_together(file: File, dir: &Path, created: &[PathBuf], runtime: &Handle) 
     // Only the syncs hold a sender now: one that never ran ends the wait with an error.
     drop(done);
     let data = file.sync_data();
-    let dirs = (0..pending).try_for_each(|_| results.recv().map_err(io::Error::other)?);
-    data.and(dirs)
+    let synced = (0..dirs.len()).try_for_each(|_| results.recv().map_err(io::Error::other)?);
+    data.and(synced)
 }
 
 /// The directories whose entries a new file in `dir` made: `dir` itself, and the parent of
