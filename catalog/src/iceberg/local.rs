@@ -7,62 +7,71 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 
 use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
 
 /// Creates `path` with `body`, durably; `AlreadyExists` when a file is there.
 pub(crate) async fn create_durably(path: PathBuf, body: Vec<u8>) -> io::Result<()> {
     let runtime = Handle::current();
-    tokio::task::spawn_blocking(move || create_blocking(&path, &body, &runtime))
+    let file = path.clone();
+    let pending = tokio::task::spawn_blocking(move || create_blocking(&file, &body, &runtime))
         .await
-        .map_err(io::Error::other)?
+        .map_err(io::Error::other)??;
+    // A new table's directory syncs are awaited here rather than on the thread that wrote the
+    // file: pool threads waiting for tasks queued behind them would wait forever once the
+    // pool was full of them.
+    let mut synced = Ok(());
+    for sync in pending {
+        let result = sync.await.map_err(io::Error::other).and_then(|r| r);
+        synced = synced.and(result);
+    }
+    if synced.is_err() {
+        // Nothing names the file yet: leave no unsynced one behind.
+        let _ = tokio::fs::remove_file(&path).await;
+    }
+    synced
 }
 
-fn create_blocking(path: &Path, body: &[u8], runtime: &Handle) -> io::Result<()> {
+/// A directory's sync still running when the file's own sync is done.
+type PendingSync = JoinHandle<io::Result<()>>;
+
+/// Creates, writes and syncs the file. A commit's file, in a directory that was there, has
+/// its directory synced here too, after it, on this thread: handing that sync to another
+/// thread gained a lone writer little and cost concurrent writers, whose syncs already
+/// overlap each other's. A new table's file also needs the entries of the directories made for
+/// it on disk; they are synced at once on other threads while this one syncs the data, and
+/// returned to be awaited: each sync waits for its own writes and a flush of the disk's
+/// cache, and waits asked for together overlap (one after another, a new table's four syncs
+/// took about twice as long).
+fn create_blocking(path: &Path, body: &[u8], runtime: &Handle) -> io::Result<Vec<PendingSync>> {
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a file needs a directory"))?;
     let created = create_dirs(dir)?;
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    let mut pending = Vec::new();
     let synced = file.write_all(body).and_then(|()| {
-        if created.is_empty() {
-            // A commit's file, in a directory that was there: its data, then its name, on this
-            // thread. Handing the directory's sync to another thread gained a lone writer
-            // little and cost concurrent writers, whose syncs already overlap each other's.
-            file.sync_data()?;
-            File::open(dir)?.sync_all()
-        } else {
-            sync_together(file, &dirs_to_sync(dir, &created), runtime)
+        if !created.is_empty() {
+            pending = dirs_to_sync(dir, &created)
+                .into_iter()
+                .map(|dir| runtime.spawn_blocking(move || File::open(dir)?.sync_all()))
+                .collect();
         }
+        // The data and the size that makes it readable.
+        file.sync_data()?;
+        if created.is_empty() {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
     });
-    if synced.is_err() {
-        // Nothing names the file yet: leave no half-written or unsynced one behind.
+    if let Err(error) = synced {
+        // Nothing names the file yet: leave no half-written one behind.
+        drop(file);
         let _ = std::fs::remove_file(path);
+        return Err(error);
     }
-    synced
-}
-
-/// Syncs a new table's first file (its data, and the size that makes it readable) and the
-/// directories that hold the new entries: the file's own, and the parent of each directory
-/// created for it. The file may be named only once all of them are on disk, in whatever order
-/// they get there, so they are issued at once: each waits for its own writes and a flush of
-/// the disk's cache, and waits asked for together overlap (one after another, a new table's
-/// four syncs took about twice as long).
-fn sync_together(file: File, dirs: &[PathBuf], runtime: &Handle) -> io::Result<()> {
-    let (done, results) = mpsc::channel();
-    for dir in dirs {
-        let (dir, done) = (dir.clone(), done.clone());
-        runtime.spawn_blocking(move || {
-            // The receiver is gone only once another sync failed: nothing waits for this one.
-            let _ = done.send(File::open(&dir).and_then(|d| d.sync_all()));
-        });
-    }
-    // Only the syncs hold a sender now: one that never ran ends the wait with an error.
-    drop(done);
-    let data = file.sync_data();
-    let synced = (0..dirs.len()).try_for_each(|_| results.recv().map_err(io::Error::other)?);
-    data.and(synced)
+    Ok(pending)
 }
 
 /// The directories whose entries a new file in `dir` made: `dir` itself, and the parent of
@@ -132,6 +141,43 @@ mod tests {
         // A file in a directory that exists: only its own entry is new.
         assert!(create_dirs(&dir).unwrap().is_empty());
         assert_eq!(dirs_to_sync(&dir, &[]), [dir]);
+    }
+
+    /// With one blocking thread, a new table's directory syncs can run only once the thread
+    /// that wrote the file is free again.
+    #[test]
+    fn a_new_table_needs_no_more_than_one_blocking_thread() {
+        let root = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = (0..4)
+            .map(|i| {
+                root.path()
+                    .join(format!("ns/t{i}/metadata/00000.metadata.json"))
+            })
+            .collect();
+        let (done, finished) = std::sync::mpsc::channel();
+        let creating = paths.clone();
+        // On a thread of its own: a deadlocked pool also hangs its runtime's shutdown.
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .max_blocking_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            let creates = creating
+                .into_iter()
+                .map(|path| create_durably(path, b"{}".to_vec()));
+            let created = runtime.block_on(futures::future::try_join_all(creates));
+            let _ = done.send(created.map(|_| ()));
+        });
+        // Not a timing check: without it a deadlock would hang the suite instead of failing.
+        finished
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the creates finished")
+            .unwrap();
+        for path in &paths {
+            assert_eq!(std::fs::read(path).unwrap(), b"{}");
+        }
     }
 
     #[tokio::test]
