@@ -213,3 +213,56 @@ async fn no_secret_reaches_a_response_body() {
         }
     }
 }
+
+/// bcrypt runs on the blocking pool and nothing there waits for other work on the pool: on a
+/// runtime with one blocking thread, sign-ins by password and by API key, several at once, all
+/// finish. (A sign-in that waited on the pool for its identity work, while that work queued
+/// its hashing behind it, would never finish.)
+#[test]
+fn sign_ins_need_no_more_than_one_blocking_thread() {
+    let (done, finished) = std::sync::mpsc::channel();
+    // On a thread of its own: a deadlocked pool also hangs its runtime's shutdown.
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let statuses = runtime.block_on(async {
+            let env = secure().await;
+            let tenant = pangolin_identity::TenantName::new("acme").unwrap();
+            let etl = PrincipalName::new("etl").unwrap();
+            env.identity
+                .create_service_user(&tenant, &etl)
+                .await
+                .unwrap();
+            let created = env
+                .identity
+                .create_api_key(&tenant, &etl, None)
+                .await
+                .unwrap();
+            let key = created.key.expose();
+            let by_key = (0..3).map(|_| as_(&env, &key, Method::GET, "/api/v1/whoami", None));
+            let by_password = (0..3).map(|_| login(&env, Some("acme"), "reader", PASSWORD));
+            let (by_key, by_password) = futures::join!(
+                futures::future::join_all(by_key),
+                futures::future::join_all(by_password)
+            );
+            by_key
+                .into_iter()
+                .chain(by_password)
+                .map(|(status, _)| status)
+                .collect::<Vec<_>>()
+        });
+        let _ = done.send(statuses);
+    });
+    // Not a timing check: without it a deadlock would hang the suite instead of failing.
+    let statuses = finished
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the sign-ins finished");
+    assert!(
+        statuses.iter().all(|s| *s == StatusCode::OK),
+        "{statuses:?}"
+    );
+}

@@ -170,7 +170,7 @@ impl Identity {
             let doc = KeyDoc {
                 tenant: tenant.clone(),
                 service: service.clone(),
-                secret_hash: self.inner.hasher.hash(key.secret())?,
+                secret_hash: self.inner.hasher.hash(key.secret()).await?,
                 created: self.now(),
                 expires,
                 revoked_at: None,
@@ -353,11 +353,16 @@ impl Identity {
             return Ok(service_principal(&hit.tenant, &hit.service, id));
         }
         let Some(doc) = self.docs().get::<KeyDoc>(&layout::api_key(id)?).await? else {
-            self.burn_verification(key.secret())?;
+            self.burn_verification(key.secret()).await?;
             return Err(ApiKeyAuthError::InvalidCredentials);
         };
         let doc = doc.value;
-        if !self.inner.hasher.verify(key.secret(), &doc.secret_hash)? {
+        if !self
+            .inner
+            .hasher
+            .verify(key.secret(), &doc.secret_hash)
+            .await?
+        {
             return Err(ApiKeyAuthError::InvalidCredentials);
         }
         key_status(id, doc.expires, doc.revoked_at, now)?;

@@ -78,15 +78,15 @@ impl Identity {
 
     /// Spends one bcrypt verification on a hash nobody knows the password of, so that a
     /// refusal for a missing user or key takes as long as one for a wrong secret.
-    pub(crate) fn burn_verification(&self, secret: &str) -> Result<(), HashError> {
+    pub(crate) async fn burn_verification(&self, secret: &str) -> Result<(), HashError> {
         let hash = match self.inner.dummy_hash.get() {
             Some(hash) => hash,
             None => {
-                let hash = self.inner.hasher.hash("not a password of anyone")?;
+                let hash = self.inner.hasher.hash("not a password of anyone").await?;
                 self.inner.dummy_hash.get_or_init(|| hash)
             }
         };
-        self.inner.hasher.verify(secret, hash)?;
+        self.inner.hasher.verify(secret, hash).await?;
         Ok(())
     }
 }

@@ -74,10 +74,16 @@ impl fmt::Debug for PasswordHash {
     }
 }
 
-/// bcrypt failed (a bad cost or a corrupt stored hash).
+/// Hashing or verifying a secret failed.
 #[derive(Debug, thiserror::Error)]
-#[error("bcrypt failed: {0}")]
-pub struct HashError(#[from] bcrypt::BcryptError);
+pub enum HashError {
+    /// bcrypt failed (a bad cost or a corrupt stored hash).
+    #[error("bcrypt failed: {0}")]
+    Bcrypt(#[from] bcrypt::BcryptError),
+    /// The blocking thread that runs bcrypt was lost (the runtime is shutting down).
+    #[error("the hashing thread stopped: {0}")]
+    Stopped(String),
+}
 
 /// Hashes and verifies secrets (passwords and API key secrets) with bcrypt at one cost.
 #[derive(Debug, Clone, Copy)]
@@ -99,20 +105,37 @@ impl Hasher {
     /// A fresh salted hash of `secret`. A secret longer than [`MAX_PASSWORD_BYTES`] is
     /// refused rather than truncated. (bcrypt's own non-truncating variant also refuses exactly
     /// 72 bytes, which bcrypt does read in full.)
-    pub fn hash(&self, secret: &str) -> Result<PasswordHash, HashError> {
+    pub async fn hash(&self, secret: &str) -> Result<PasswordHash, HashError> {
         if secret.len() > MAX_PASSWORD_BYTES {
-            return Err(HashError(bcrypt::BcryptError::Truncation(secret.len())));
+            return Err(bcrypt::BcryptError::Truncation(secret.len()).into());
         }
-        Ok(PasswordHash(bcrypt::hash(secret, self.cost)?))
+        let (secret, cost) = (secret.to_owned(), self.cost);
+        off_thread(move || bcrypt::hash(secret, cost))
+            .await
+            .map(PasswordHash)
     }
 
     /// Whether `secret` matches `hash`. A secret longer than bcrypt reads never matches, so
     /// two passwords sharing their first 72 bytes are never taken for each other.
-    pub fn verify(&self, secret: &str, hash: &PasswordHash) -> Result<bool, HashError> {
+    pub async fn verify(&self, secret: &str, hash: &PasswordHash) -> Result<bool, HashError> {
         if secret.len() > MAX_PASSWORD_BYTES {
             return Ok(false);
         }
-        Ok(bcrypt::verify(secret, &hash.0)?)
+        let (secret, hash) = (secret.to_owned(), hash.0.clone());
+        off_thread(move || bcrypt::verify(secret, &hash)).await
+    }
+}
+
+/// Runs bcrypt (a good fraction of a second at the production cost) on a blocking thread, so
+/// that it holds no async worker. Only bcrypt runs there: a blocking thread that waited for
+/// other work queued on the same pool (a database read, a file) would wait forever once the
+/// pool was full of such threads.
+async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, bcrypt::BcryptError> + Send + 'static,
+) -> Result<T, HashError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => Ok(done?),
+        Err(lost) => Err(HashError::Stopped(lost.to_string())),
     }
 }
 

@@ -69,7 +69,7 @@ impl Identity {
         name: &PrincipalName,
         new: &Password,
     ) -> Result<(), ChangePasswordError> {
-        let hash = self.inner.hasher.hash(new.expose())?;
+        let hash = self.inner.hasher.hash(new.expose()).await?;
         let now = self.now();
         let updated = self
             .docs()

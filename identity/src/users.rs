@@ -132,7 +132,7 @@ impl Identity {
         password.check_policy()?;
         let now = self.now();
         let doc = UserDoc {
-            password_hash: self.inner.hasher.hash(password.expose())?,
+            password_hash: self.inner.hasher.hash(password.expose()).await?,
             is_admin,
             disabled: false,
             created: now,
@@ -238,13 +238,14 @@ impl Identity {
         password: &Password,
     ) -> Result<Principal, AuthenticateError> {
         let Some(doc) = self.user_doc(scope, name).await? else {
-            self.burn_verification(password.expose())?;
+            self.burn_verification(password.expose()).await?;
             return Err(AuthenticateError::InvalidCredentials);
         };
         let matches = self
             .inner
             .hasher
-            .verify(password.expose(), &doc.password_hash)?;
+            .verify(password.expose(), &doc.password_hash)
+            .await?;
         if !matches || doc.disabled {
             return Err(AuthenticateError::InvalidCredentials);
         }

@@ -28,29 +28,29 @@ fn passwords_longer_than_bcrypt_reads_are_refused_not_truncated() {
     assert_eq!(err, PasswordPolicyError::TooLong { bytes: 73 });
 }
 
-#[test]
-fn hashes_verify_the_right_password_only() {
+#[tokio::test]
+async fn hashes_verify_the_right_password_only() {
     let hasher = Hasher::new(4);
-    let hash = hasher.hash("correct horse battery").unwrap();
-    assert!(hasher.verify("correct horse battery", &hash).unwrap());
-    assert!(!hasher.verify("correct horse batterY", &hash).unwrap());
+    let hash = hasher.hash("correct horse battery").await.unwrap();
+    assert!(hasher.verify("correct horse battery", &hash).await.unwrap());
+    assert!(!hasher.verify("correct horse batterY", &hash).await.unwrap());
 }
 
-#[test]
-fn a_password_sharing_the_first_72_bytes_does_not_match() {
+#[tokio::test]
+async fn a_password_sharing_the_first_72_bytes_does_not_match() {
     let hasher = Hasher::new(4);
     let base = "b".repeat(MAX_PASSWORD_BYTES);
-    let hash = hasher.hash(&base).unwrap();
-    assert!(hasher.verify(&base, &hash).unwrap());
-    assert!(!hasher.verify(&format!("{base}x"), &hash).unwrap());
-    assert!(hasher.hash(&format!("{base}x")).is_err());
+    let hash = hasher.hash(&base).await.unwrap();
+    assert!(hasher.verify(&base, &hash).await.unwrap());
+    assert!(!hasher.verify(&format!("{base}x"), &hash).await.unwrap());
+    assert!(hasher.hash(&format!("{base}x")).await.is_err());
 }
 
-#[test]
-fn debug_output_of_passwords_and_hashes_shows_no_secret() {
+#[tokio::test]
+async fn debug_output_of_passwords_and_hashes_shows_no_secret() {
     let hasher = Hasher::new(4);
     let password = Password::new("super-secret-password");
-    let hash = hasher.hash(password.expose()).unwrap();
+    let hash = hasher.hash(password.expose()).await.unwrap();
     let debug = format!("{password:?} {hash:?}");
     assert!(!debug.contains("super-secret-password"), "{debug}");
     assert!(!debug.contains("$2"), "no bcrypt hash in {debug}");

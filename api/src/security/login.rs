@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::audit::{self, Entry};
-use super::blocking::off_thread;
 use super::limiter::Limited;
 use super::{Caller, unauthorized};
 use crate::error::ApiError;
@@ -150,17 +149,16 @@ pub async fn login(
     }
     let name = PrincipalName::new(body.username.as_str());
     let result = match name {
-        // bcrypt takes a good fraction of a second: keep it off the async workers.
+        // bcrypt takes a good fraction of a second: it runs on a blocking thread.
         Ok(name) => {
-            let (scope, password) = (scope.clone(), Password::new(body.password));
-            off_thread(identity, move |identity| async move {
-                identity.authenticate(&scope, &name, &password).await
-            })
-            .await?
-            .map_err(|e| match e {
-                AuthenticateError::InvalidCredentials => None,
-                other => Some(other),
-            })
+            let password = Password::new(body.password);
+            identity
+                .authenticate(&scope, &name, &password)
+                .await
+                .map_err(|e| match e {
+                    AuthenticateError::InvalidCredentials => None,
+                    other => Some(other),
+                })
         }
         Err(_) => Err(None),
     };
@@ -340,27 +338,21 @@ pub async fn oauth_token(
         return too_many(limited);
     }
     let issued = match ApiKey::from_parts(&client_id, &secret) {
-        Ok(key) => off_thread(identity, move |identity| async move {
-            identity.client_credentials_token(&key).await
-        })
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .map(|t| (t.token, identity.config().access_token_ttl))
-        .ok_or(()),
+        Ok(key) => identity
+            .client_credentials_token(&key)
+            .await
+            .ok()
+            .map(|t| (t.token, identity.config().access_token_ttl))
+            .ok_or(()),
         Err(_) => {
             let (scope, user) = match client_id.split_once('/') {
                 Some((tenant, user)) => (Scope::tenant(tenant).map_err(|_| ()), user),
                 None => (Ok(Scope::Root), client_id.as_str()),
             };
             match (scope, PrincipalName::new(user)) {
-                (Ok(scope), Ok(name)) => match off_thread(identity, move |identity| async move {
-                    identity
-                        .authenticate(&scope, &name, &Password::new(secret))
-                        .await
-                })
-                .await
-                .unwrap_or(Err(AuthenticateError::InvalidCredentials))
+                (Ok(scope), Ok(name)) => match identity
+                    .authenticate(&scope, &name, &Password::new(secret))
+                    .await
                 {
                     Ok(principal) => identity
                         .issue_tokens(&principal)

@@ -8,7 +8,6 @@
 
 pub mod audit;
 pub mod authn;
-pub mod blocking;
 pub mod caller;
 pub mod external;
 pub mod hand_outs;

@@ -13,7 +13,7 @@ use pangolin_store::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{acting_tenant, caller, identity, not_found, off_thread, optional_body};
+use super::{acting_tenant, caller, identity, not_found, optional_body};
 use crate::error::ApiError;
 use crate::extract::PathParams;
 use crate::state::AppState;
@@ -163,10 +163,9 @@ pub async fn create(
     let service = super::service_users::existing(&state, &tenant, &service)
         .await?
         .name;
-    let created = off_thread(identity(&state)?, move |identity| async move {
-        identity.create_api_key(&tenant, &service, expires).await
-    })
-    .await??;
+    let created = identity(&state)?
+        .create_api_key(&tenant, &service, expires)
+        .await?;
     Ok((StatusCode::CREATED, Json(NewKeyView::of(&created))))
 }
 
@@ -218,9 +217,8 @@ pub async fn rotate(
     let grace = seconds("grace-seconds", body.grace_seconds)?;
     let expires = expiry(body.expires_in_seconds)?;
     let id = existing_key(&state, &tenant, &service, &key).await?;
-    let created = off_thread(identity(&state)?, move |identity| async move {
-        identity.rotate_api_key(&tenant, &id, grace, expires).await
-    })
-    .await??;
+    let created = identity(&state)?
+        .rotate_api_key(&tenant, &id, grace, expires)
+        .await?;
     Ok((StatusCode::CREATED, Json(NewKeyView::of(&created))))
 }

@@ -109,5 +109,3 @@ fn housekeeping() -> Principal {
         groups: Vec::new(),
     }
 }
-
-pub(crate) use crate::security::blocking::off_thread;

@@ -11,7 +11,7 @@ use pangolin_identity::{Password, Scope, TenantName};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{PageParams, housekeeping, next_token, off_thread, principal_name};
+use super::{PageParams, housekeeping, next_token, principal_name};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
@@ -119,10 +119,7 @@ pub async fn create(
     if let Some((identity, name, password)) = admin {
         let scope = Scope::tenant(created.value.name.as_str())
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let made = off_thread(&identity, move |identity| async move {
-            identity.create_user(&scope, &name, &password, true).await
-        })
-        .await?;
+        let made = identity.create_user(&scope, &name, &password, true).await;
         match made {
             Ok(user) => view.admin = Some(user.id().to_string()),
             Err(error) => {

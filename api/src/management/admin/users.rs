@@ -13,9 +13,7 @@ use pangolin_identity::{Password, PrincipalId, PrincipalKind, Scope, User};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{
-    PageParams, acting_tenant, caller, identity, next_token, not_found, off_thread, principal_name,
-};
+use super::{PageParams, acting_tenant, caller, identity, next_token, not_found, principal_name};
 use crate::error::ApiError;
 use crate::extract::{PathParams, QueryParams};
 use crate::json::JsonBody;
@@ -166,10 +164,9 @@ pub async fn create(
     let name = principal_name(&body.username)?;
     let password = Password::new(body.password);
     let admin = body.admin;
-    let user = off_thread(identity, move |identity| async move {
-        identity.create_user(&scope, &name, &password, admin).await
-    })
-    .await??;
+    let user = identity
+        .create_user(&scope, &name, &password, admin)
+        .await?;
     Ok((StatusCode::CREATED, Json(UserView::of(&user))))
 }
 
@@ -244,10 +241,9 @@ pub async fn reset_password(
         require_admin(&state, &caller, "reset an administrator's password").await?;
     }
     let password = Password::new(body.password);
-    off_thread(identity(&state)?, move |identity| async move {
-        identity.reset_password(&scope, &user.name, &password).await
-    })
-    .await??;
+    identity(&state)?
+        .reset_password(&scope, &user.name, &password)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -289,11 +285,8 @@ pub async fn change_own_password(
             ApiError::bad_request("only users have passwords; service users use API keys")
         })?;
     let (current, new) = (Password::new(body.current), Password::new(body.new));
-    off_thread(identity, move |identity| async move {
-        identity
-            .change_password(&id.scope, &id.name, &current, &new)
-            .await
-    })
-    .await??;
+    identity
+        .change_password(&id.scope, &id.name, &current, &new)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
