@@ -217,8 +217,12 @@ pub async fn rotate(
     let grace = seconds("grace-seconds", body.grace_seconds)?;
     let expires = expiry(body.expires_in_seconds)?;
     let id = existing_key(&state, &tenant, &service, &key).await?;
-    let created = identity(&state)?
-        .rotate_api_key(&tenant, &id, grace, expires)
-        .await?;
+    // Two writes (the new key, then the old one's end): made to the end even if the caller
+    // goes away between them.
+    let identity = identity(&state)?.clone();
+    let created =
+        tokio::spawn(async move { identity.rotate_api_key(&tenant, &id, grace, expires).await })
+            .await
+            .map_err(|e| ApiError::internal(&e))??;
     Ok((StatusCode::CREATED, Json(NewKeyView::of(&created))))
 }

@@ -119,7 +119,12 @@ pub async fn create(
     if let Some((identity, name, password)) = admin {
         let scope = Scope::tenant(created.value.name.as_str())
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let made = identity.create_user(&scope, &name, &password, true).await;
+        // Once the tenant exists its administrator is made to the end, even if the caller goes
+        // away meanwhile (the request's future dropped while bcrypt runs).
+        let made =
+            tokio::spawn(async move { identity.create_user(&scope, &name, &password, true).await })
+                .await
+                .map_err(|e| ApiError::internal(&e))?;
         match made {
             Ok(user) => view.admin = Some(user.id().to_string()),
             Err(error) => {
