@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use common::secured::{PASSWORD, ROOT_PASSWORD};
-use common::security::{as_, login, secure, token};
+use common::security::{Secure, as_, login, secure, token};
 use common::send;
 use pangolin_identity::PrincipalName;
 use serde_json::{Value, json};
@@ -112,9 +112,8 @@ async fn tampered_unsigned_expired_and_revoked_tokens_are_refused() {
     assert_eq!(whoami(token).await, StatusCode::UNAUTHORIZED);
 }
 
-#[tokio::test]
-async fn service_users_sign_in_with_api_keys_and_client_credentials() {
-    let env = secure().await;
+/// Service user `acme/etl` and the text of a new API key of its.
+async fn etl_key(env: &Secure) -> String {
     let tenant = pangolin_identity::TenantName::new("acme").unwrap();
     let etl = PrincipalName::new("etl").unwrap();
     env.identity
@@ -126,7 +125,13 @@ async fn service_users_sign_in_with_api_keys_and_client_credentials() {
         .create_api_key(&tenant, &etl, None)
         .await
         .unwrap();
-    let key = created.key.expose();
+    created.key.expose()
+}
+
+#[tokio::test]
+async fn service_users_sign_in_with_api_keys_and_client_credentials() {
+    let env = secure().await;
+    let key = etl_key(&env).await;
     // The key itself as a bearer credential: signed in, but granted nothing yet.
     let (status, body) = as_(&env, &key, Method::GET, "/api/v1/whoami", None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -186,19 +191,7 @@ async fn service_users_sign_in_with_api_keys_and_client_credentials() {
 #[tokio::test]
 async fn no_secret_reaches_a_response_body() {
     let env = secure().await;
-    let tenant = pangolin_identity::TenantName::new("acme").unwrap();
-    let etl = PrincipalName::new("etl").unwrap();
-    env.identity
-        .create_service_user(&tenant, &etl)
-        .await
-        .unwrap();
-    let key = env
-        .identity
-        .create_api_key(&tenant, &etl, None)
-        .await
-        .unwrap()
-        .key
-        .expose();
+    let key = etl_key(&env).await;
     let secret = key.rsplit('_').next().unwrap().to_owned();
     let root = token(&env, None, "root").await;
     for uri in [
@@ -231,18 +224,7 @@ fn sign_ins_need_no_more_than_one_blocking_thread() {
             .unwrap();
         let statuses = runtime.block_on(async {
             let env = secure().await;
-            let tenant = pangolin_identity::TenantName::new("acme").unwrap();
-            let etl = PrincipalName::new("etl").unwrap();
-            env.identity
-                .create_service_user(&tenant, &etl)
-                .await
-                .unwrap();
-            let created = env
-                .identity
-                .create_api_key(&tenant, &etl, None)
-                .await
-                .unwrap();
-            let key = created.key.expose();
+            let key = etl_key(&env).await;
             let by_key = (0..3).map(|_| as_(&env, &key, Method::GET, "/api/v1/whoami", None));
             let by_password = (0..3).map(|_| login(&env, Some("acme"), "reader", PASSWORD));
             let (by_key, by_password) = futures::join!(
