@@ -10,7 +10,7 @@ use sqlx::query_builder::Separated;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 
-use crate::{SqliteBackend, Write, classify, to_i64, to_u64};
+use crate::{Durability, SqliteBackend, Write, classify, to_i64, to_u64};
 
 const COLUMNS: &str = "sequence, time, tenant, principal, action, resource_type, resource_id, outcome, details, previous, hash";
 
@@ -163,7 +163,9 @@ impl AuditLog for SqliteBackend {
     }
 
     async fn append_many(&self, events: Vec<AuditEvent>) -> Result<Vec<AuditRecord>, BackendError> {
-        let mut write = self.begin_write("audit.append").await?;
+        let mut write = self
+            .begin_write(Durability::Durable, "audit.append")
+            .await?;
         let result = append_all(&mut write, events).await;
         write.finish(result).await
     }

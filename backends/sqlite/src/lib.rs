@@ -158,23 +158,15 @@ impl SqliteBackend {
         self.pool.close().await;
     }
 
-    /// Starts a durable write transaction (`BEGIN IMMEDIATE`), serialized with every other
-    /// write of this backend for as long as the returned guard lives.
+    /// Starts a write transaction (`BEGIN IMMEDIATE`) on the connection for `durability`
+    /// (object writes are made durable by the next durable write), serialized with every
+    /// other write of this backend for as long as the returned guard lives.
     pub(crate) async fn begin_write(
         &self,
+        durability: Durability,
         operation: &'static str,
     ) -> Result<Write<'_>, BackendError> {
-        let mut write = self.lock_writer(Durability::Durable, operation).await?;
-        write.begin().await?;
-        Ok(write)
-    }
-
-    /// The same for object writes, which the next durable write makes durable.
-    pub(crate) async fn begin_object_write(
-        &self,
-        operation: &'static str,
-    ) -> Result<Write<'_>, BackendError> {
-        let mut write = self.lock_writer(Durability::Objects, operation).await?;
+        let mut write = self.lock_writer(durability, operation).await?;
         write.begin().await?;
         Ok(write)
     }
@@ -247,7 +239,7 @@ impl Write<'_> {
     /// Runs `BEGIN IMMEDIATE`.
     pub(crate) async fn begin(&mut self) -> Result<(), BackendError> {
         let operation = self.operation;
-        self.writer.unfinished = true;
+        self.begins_itself();
         sqlx::query("BEGIN IMMEDIATE")
             .execute(self.conn()?)
             .await
@@ -265,9 +257,9 @@ impl Write<'_> {
         self.audit_head = Some(AuditHead::Known(Some(head)));
     }
 
-    /// Marks the transaction that statements about to run will begin and end themselves:
-    /// until [`committed`](Self::committed) or [`roll_back`](Self::roll_back), a drop
-    /// leaves it to the next write to roll back.
+    /// Marks a transaction as about to begin (by [`begin`](Self::begin), or by a batch that
+    /// runs its own `BEGIN` and `COMMIT`): until [`committed`](Self::committed) or
+    /// [`roll_back`](Self::roll_back), a drop leaves it to the next write to roll back.
     pub(crate) fn begins_itself(&mut self) {
         self.writer.unfinished = true;
     }

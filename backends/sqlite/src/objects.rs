@@ -8,7 +8,7 @@ use pangolin_store::{
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
-use crate::{SqliteBackend, classify};
+use crate::{Durability, SqliteBackend, classify};
 
 /// Ids per `IN (...)` query of `get_many`.
 const GET_MANY_CHUNK: usize = 256;
@@ -84,7 +84,7 @@ impl ObjectStore for SqliteBackend {
         if objects.is_empty() {
             return Ok(());
         }
-        let mut write = self.begin_object_write(OP).await?;
+        let mut write = self.begin_write(Durability::Objects, OP).await?;
         let result = insert_objects(write.conn()?, repo, objects).await;
         write.finish(result).await
     }

@@ -6,7 +6,7 @@ use pangolin_refs::{ObjectQuery, Prune, RefMoves};
 use pangolin_store::{BackendError, BackendErrorKind, ObjectId, ObjectKind, RepoId};
 use sqlx::Row;
 
-use crate::{SqliteBackend, classify};
+use crate::{Durability, SqliteBackend, classify};
 
 /// Ids per `DELETE ... IN (...)`.
 const DELETE_CHUNK: usize = 500;
@@ -82,7 +82,7 @@ impl Prune for SqliteBackend {
         ids: &[ObjectId],
     ) -> Result<bool, BackendError> {
         const OP: &str = "prune.delete_objects";
-        let mut write = self.begin_write(OP).await?;
+        let mut write = self.begin_write(Durability::Durable, OP).await?;
         let result = async {
             if ref_moves(write.conn()?, repo).await? != moves {
                 return Ok(false);
@@ -109,7 +109,7 @@ impl Prune for SqliteBackend {
 
     async fn drop_repo(&self, repo: &RepoId) -> Result<(), BackendError> {
         const OP: &str = "prune.drop_repo";
-        let mut write = self.begin_write(OP).await?;
+        let mut write = self.begin_write(Durability::Durable, OP).await?;
         let result = async {
             for table in ["refs", "ref_log", "objects"] {
                 sqlx::query(sqlx::AssertSqlSafe(format!(

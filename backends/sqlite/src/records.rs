@@ -7,7 +7,7 @@ use pangolin_store::{BackendError, BackendErrorKind};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
 
-use crate::{SqliteBackend, classify, to_i64, to_u64};
+use crate::{Durability, SqliteBackend, classify, to_i64, to_u64};
 
 fn record_from(row: &SqliteRow, operation: &'static str) -> Result<Record, BackendError> {
     let get = |e| classify(operation, e);
@@ -106,13 +106,15 @@ impl RecordStore for SqliteBackend {
         expected: ExpectedVersion,
         value: Bytes,
     ) -> Result<u64, RecordError> {
-        let mut write = self.begin_write("records.put").await?;
+        let mut write = self.begin_write(Durability::Durable, "records.put").await?;
         let result = put(write.conn()?, key, expected, &value).await;
         write.finish(result).await
     }
 
     async fn delete_record(&self, key: &RecordKey, version: u64) -> Result<(), RecordError> {
-        let mut write = self.begin_write("records.delete").await?;
+        let mut write = self
+            .begin_write(Durability::Durable, "records.delete")
+            .await?;
         let result = delete(write.conn()?, key, version).await;
         write.finish(result).await
     }
