@@ -272,7 +272,7 @@ impl Catalog {
 
     /// Where the catalog keeps its files, when it has a warehouse.
     pub fn warehouse_root(&self) -> Option<&str> {
-        self.warehouse.as_ref().map(|w| w.root.as_str())
+        self.warehouse.as_ref().map(|w| w.root())
     }
 
     pub fn tenant(&self) -> &str {

@@ -489,7 +489,7 @@ impl Catalog {
         key: &ContentKey,
         location: &str,
     ) -> Result<(), TableError> {
-        let root = format!("{}/", self.warehouse()?.root);
+        let root = format!("{}/", self.warehouse()?.root());
         let location = location.trim_end_matches('/');
         if !location.starts_with(&root) || location.len() <= root.len() {
             return Err(TableError::OutsideWarehouse {

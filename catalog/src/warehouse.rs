@@ -43,7 +43,10 @@ impl Delegation {
 #[derive(Clone)]
 pub struct Warehouse {
     /// Base location (`file:///...`, `s3://bucket/prefix`); new tables go below it.
-    pub root: String,
+    root: String,
+    /// `root` parsed once, since every location a write names is compared with it; `None`
+    /// when it does not parse, and then nothing is inside.
+    root_url: Option<Arc<url::Url>>,
     pub io: Arc<FileIo>,
     /// Computed once: every table load sends it.
     client_config: Arc<BTreeMap<String, String>>,
@@ -66,6 +69,7 @@ impl Warehouse {
         let root = root.into().trim_end_matches('/').to_owned();
         let client_config = Arc::new(io.options().client_config(&root));
         Self {
+            root_url: parse_location(&root).map(Arc::new),
             root,
             io,
             client_config,
@@ -77,6 +81,11 @@ impl Warehouse {
     pub fn with_delegation(mut self, delegation: Delegation) -> Self {
         self.delegation = (!delegation.is_empty()).then(|| Arc::new(delegation));
         self
+    }
+
+    /// Base location (`file:///...`, `s3://bucket/prefix`), without a trailing `/`.
+    pub fn root(&self) -> &str {
+        &self.root
     }
 
     /// How access to the files is delegated, if at all.
@@ -115,14 +124,8 @@ impl Warehouse {
     /// (or buckets) that are not its catalog's. Compared as parsed URLs, so `file:/x` and
     /// `file:///x` agree and `..` segments cannot climb out.
     pub fn contains(&self, location: &str) -> bool {
-        let parse = |location: &str| {
-            if location.starts_with('/') {
-                url::Url::from_file_path(location).ok()
-            } else {
-                url::Url::parse(location).ok()
-            }
-        };
-        let (Some(root), Some(location)) = (parse(&self.root), parse(location)) else {
+        let (Some(root), Some(location)) = (self.root_url.as_deref(), parse_location(location))
+        else {
             return false;
         };
         let root_path = root.path().trim_end_matches('/');
@@ -161,6 +164,15 @@ impl Warehouse {
     }
 }
 
+/// `location` as a URL; a bare absolute path is a local file.
+fn parse_location(location: &str) -> Option<url::Url> {
+    if location.starts_with('/') {
+        url::Url::from_file_path(location).ok()
+    } else {
+        url::Url::parse(location).ok()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +203,10 @@ mod tests {
         assert!(!adls.contains("abfss://other@account.dfs.core.windows.net/wh/db/t"));
         assert!(!adls.contains("abfss://account.dfs.core.windows.net/wh/db/t"));
         assert!(!adls.contains("abfss://lake@other.dfs.core.windows.net/wh/db/t"));
+        // A root that is no location holds nothing, not even what begins with it.
+        let broken = Warehouse::new("no scheme", Arc::new(FileIo::new(1)));
+        assert!(!broken.contains("no scheme/db/t"));
+        assert!(!broken.contains("file:///no scheme/db/t"));
     }
     use crate::iceberg::{S3Settings, Secret, StorageOptions};
 

@@ -414,10 +414,10 @@ async fn a_local_warehouse_reads_and_writes_through_file_io(f: Fixture) {
     let dir = acme_local(&tenancy).await;
     let record = tenancy.warehouse("acme", "files").await.unwrap().value;
     let runtime = record.to_runtime(&key).unwrap();
-    assert!(runtime.root.starts_with("file://"), "{}", runtime.root);
+    assert!(runtime.root().starts_with("file://"), "{}", runtime.root());
     assert!(runtime.client_config().is_empty());
 
-    let location = format!("{}/sales/probe.json", runtime.root);
+    let location = format!("{}/sales/probe.json", runtime.root());
     let value = serde_json::json!({"written": "through the warehouse"});
     json_io::write_json(&runtime.io, &location, &value)
         .await

@@ -60,7 +60,7 @@ async fn federated_catalogs_are_refused_and_each_storage_kind_is_checked(f: Fixt
         .await
         .unwrap();
     let runtime = record.value.to_runtime(&key).unwrap();
-    assert_eq!(runtime.root, "gs://lake/wh");
+    assert_eq!(runtime.root(), "gs://lake/wh");
     assert!(runtime.delegation().is_none());
     let downscope = || {
         Some(DownscopeSettings {
@@ -116,7 +116,7 @@ async fn federated_catalogs_are_refused_and_each_storage_kind_is_checked(f: Fixt
         .await
         .unwrap();
     let runtime = record.value.to_runtime(&key).unwrap();
-    assert_eq!(runtime.root, "abfss://lake@acct.dfs.core.windows.net/wh");
+    assert_eq!(runtime.root(), "abfss://lake@acct.dfs.core.windows.net/wh");
     assert!(runtime.delegation().is_none());
     let sas = || {
         Some(SasSettings {
@@ -190,7 +190,7 @@ async fn credentials_round_trip_through_encryption(f: Fixture) {
         .unwrap();
     let record = tenancy.warehouse("acme", "keys").await.unwrap().value;
     let runtime = record.to_runtime(&key).unwrap();
-    assert_eq!(runtime.root, "s3://lake/warehouse");
+    assert_eq!(runtime.root(), "s3://lake/warehouse");
     let s3 = &runtime.io.options().s3;
     assert_eq!(s3.access_key_id.as_deref(), Some(ACCESS_KEY_ID));
     assert_eq!(

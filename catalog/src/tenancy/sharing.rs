@@ -32,7 +32,7 @@ impl Tenancy {
         &self,
         catalog: &Catalog,
     ) -> Result<Vec<Catalog>, SharingError> {
-        let Some(root) = catalog.warehouse_ref().map(|w| folder(&w.root)) else {
+        let Some(root) = catalog.warehouse_ref().map(|w| folder(w.root())) else {
             return Ok(Vec::new());
         };
         let mut others = Vec::new();
@@ -64,7 +64,7 @@ impl Tenancy {
                             }
                         })?;
                         let shares = other.warehouse_ref().is_some_and(|w| {
-                            let theirs = folder(&w.root);
+                            let theirs = folder(w.root());
                             theirs.starts_with(&root) || root.starts_with(&theirs)
                         });
                         if shares {
