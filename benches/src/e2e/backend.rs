@@ -42,6 +42,8 @@ pub struct Instance {
     pub kind: BackendKind,
     dir: TempDir,
     postgres: Option<(String, String)>,
+    /// Whether [`dispose`](Self::dispose) leaves the data directory in place.
+    keep: bool,
 }
 
 /// A database opened by the loader; closed before a server opens it.
@@ -89,7 +91,8 @@ impl Instance {
         }
     }
 
-    pub fn create(kind: BackendKind, postgres_url: &str) -> anyhow::Result<Self> {
+    /// A fresh database of `kind`; with `keep`, its data directory outlives it.
+    pub fn create(kind: BackendKind, postgres_url: &str, keep: bool) -> anyhow::Result<Self> {
         if let Some(why) = Self::unavailable(kind) {
             bail!("{why}");
         }
@@ -106,6 +109,7 @@ impl Instance {
             kind,
             dir,
             postgres,
+            keep,
         })
     }
 
@@ -165,8 +169,11 @@ impl Instance {
         })
     }
 
-    /// Drops the PostgreSQL schema; the data directory goes with `self`.
+    /// Drops the PostgreSQL schema; the data directory goes with `self` unless kept.
     pub async fn dispose(self) {
+        if self.keep {
+            eprintln!("   kept the data directory {}", self.dir.keep().display());
+        }
         if let Some((url, schema)) = &self.postgres {
             let settings = PoolSettings {
                 schema: Some(schema.clone()),
@@ -187,5 +194,25 @@ impl Instance {
                 Err(e) => eprintln!("could not drop the schema {schema}: {e}"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_kept_data_directory_outlives_its_instance_and_others_do_not() {
+        let kept = Instance::create(BackendKind::Sqlite, "", true).unwrap();
+        let kept_dir = kept.data_dir().to_owned();
+        std::fs::write(kept_dir.join("file"), b"x").unwrap();
+        kept.dispose().await;
+        assert!(kept_dir.join("file").exists());
+        std::fs::remove_dir_all(&kept_dir).unwrap();
+
+        let gone = Instance::create(BackendKind::Sqlite, "", false).unwrap();
+        let gone_dir = gone.data_dir().to_owned();
+        gone.dispose().await;
+        assert!(!gone_dir.exists());
     }
 }

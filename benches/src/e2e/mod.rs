@@ -91,7 +91,7 @@ fn problem(
 
 /// Whether the backend's database can be opened (PostgreSQL may not be running).
 async fn probe(kind: BackendKind, options: &Options) -> anyhow::Result<()> {
-    let instance = Instance::create(kind, &options.postgres_url)?;
+    let instance = Instance::create(kind, &options.postgres_url, false)?;
     let opened = instance.open().await?;
     opened.close().await;
     instance.dispose().await;
@@ -180,7 +180,7 @@ async fn loaded_instance(
     tables: u64,
     history: u64,
 ) -> anyhow::Result<Instance> {
-    let instance = Instance::create(kind, &options.postgres_url)?;
+    let instance = Instance::create(kind, &options.postgres_url, options.keep_data)?;
     let opened = instance.open().await?;
     let loaded = async {
         fixture::load_catalog(&opened, instance.data_dir(), tables).await?;

@@ -88,6 +88,13 @@ pub struct Options {
     /// Where `e2e.json` and the SVG plots go [default: docs/benchmarks of the workspace].
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
+    /// Leave each server's data directory in place (its path is printed) instead of
+    /// deleting it. Deleting thousands of files slows the file creations of the next minutes
+    /// on some file systems (ext4 without a journal passes over recently freed inodes when
+    /// it allocates one), which would weigh on the next run's commits; delete the kept
+    /// directories once the runs being compared are done.
+    #[arg(long)]
+    pub keep_data: bool,
     /// Print the workloads (and their connections per phase) and exit.
     #[arg(long)]
     #[serde(skip)]
@@ -156,6 +163,7 @@ impl Options {
             postgres_url: "postgres://postgres@127.0.0.1:5432/test".to_owned(),
             replicas: 1,
             out_dir: None,
+            keep_data: false,
             list: false,
         }
     }
