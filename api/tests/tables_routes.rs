@@ -232,7 +232,8 @@ async fn bad_requests_are_iceberg_errors_and_move_nothing() {
             )),
             StatusCode::BAD_REQUEST,
             "BadRequestException",
-            "invalid type: integer `1`",
+            // Where in the body, too: a refused body is parsed again to name the path.
+            "updates[0]: invalid type: integer `1`",
         ),
         (
             Method::POST,
@@ -392,4 +393,41 @@ async fn metrics_reports_need_a_type_and_a_table() {
         "BadRequestException",
     );
     assert_eq!(ref_hash(app, "main").await, head);
+}
+
+#[tokio::test]
+async fn a_body_is_read_as_json_only_when_its_type_says_so() {
+    use tower::ServiceExt;
+    let env = env().await;
+    let send = |content_type: &'static str, name: &'static str| {
+        let request = axum::http::Request::builder()
+            .method(Method::POST)
+            .uri("/v1/lake/namespaces")
+            .header("content-type", content_type)
+            .body(axum::body::Body::from(
+                json!({"namespace": [name]}).to_string(),
+            ))
+            .unwrap();
+        env.app.clone().oneshot(request)
+    };
+    let refused = send("text/plain", "plain").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let body = axum::body::to_bytes(refused.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert!(message(&body).contains("Content-Type"), "{body}");
+    assert_eq!(
+        get(&env.app, "/v1/lake/namespaces/plain").await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    let taken = send("application/vnd.lake+json; charset=utf-8", "suffixed")
+        .await
+        .unwrap();
+    assert_eq!(taken.status(), StatusCode::OK);
+    assert_eq!(
+        get(&env.app, "/v1/lake/namespaces/suffixed").await.0,
+        StatusCode::OK
+    );
 }
