@@ -1,4 +1,4 @@
-//! Smoke test of the end-to-end harness: one tiny run (SQLite, three workloads, a fraction of a
+//! Smoke test of the end-to-end harness: one tiny run (SQLite, four workloads, a fraction of a
 //! second each) against the debug server binary, which `cargo test --workspace` builds. Skipped,
 //! saying so, when there is no server binary. Asserts only that the harness measured something
 //! and that nothing failed or was lost, never timings.
@@ -24,14 +24,23 @@ async fn a_tiny_run_measures_the_real_server() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut options = Options::smoke(&["load-hot", "load-appended", "commit-8-one-table"]);
+    let mut options = Options::smoke(&[
+        "load-hot",
+        "load-appended",
+        "commit-8-one-table",
+        "create-table",
+    ]);
     options.pangolin_bin = Some(binary);
     options.out_dir = Some(dir.path().to_owned());
 
     let report = e2e::run(&options).await.unwrap();
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     let connections: Vec<usize> = report.baseline.iter().map(|b| b.connections).collect();
-    assert_eq!(connections, [8, 16, 32], "the baseline at every count used");
+    assert_eq!(
+        connections,
+        [1, 8, 16, 32],
+        "the baseline at every count used"
+    );
     let workloads: Vec<(&str, usize)> = report
         .results
         .iter()
@@ -43,7 +52,9 @@ async fn a_tiny_run_measures_the_real_server() {
             ("load-hot", 16),
             ("load-hot", 32),
             ("load-appended", 16),
-            ("commit-8-one-table", 8)
+            ("commit-8-one-table", 8),
+            ("create-table", 1),
+            ("create-table", 8)
         ]
     );
     for m in &report.results {
@@ -55,11 +66,18 @@ async fn a_tiny_run_measures_the_real_server() {
     let commits = &report.results[3];
     assert_eq!(commits.lost, Some(0), "no acknowledged commit lost");
     assert!(commits.figures.retries >= commits.figures.conflicts);
+    for creates in &report.results[4..] {
+        assert_eq!(
+            creates.lost,
+            Some(0),
+            "no acknowledged create lost: {creates:?}"
+        );
+    }
 
     let json = report.write_json(dir.path()).unwrap();
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
-    assert_eq!(written["results"].as_array().unwrap().len(), 4);
+    assert_eq!(written["results"].as_array().unwrap().len(), 6);
     assert_eq!(written["results"][0]["backend"], "sqlite");
 }
 

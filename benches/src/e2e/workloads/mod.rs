@@ -162,8 +162,8 @@ pub const DEFS: &[Def] = &[
     },
     Def {
         name: "create-table",
-        what: "create a table",
-        workloads: &[1],
+        what: "create a table in one namespace, one writer and eight",
+        workloads: &[1, 8],
         scaling: &[],
         history: &[],
     },
@@ -235,7 +235,7 @@ pub struct Env {
 #[derive(Debug)]
 pub struct Sample {
     pub figures: Figures,
-    /// For commits: acknowledged commits the table does not show (0 expected).
+    /// For commits and creates: acknowledged ones the catalog does not show (0 expected).
     pub lost: Option<i64>,
 }
 
@@ -256,7 +256,7 @@ pub async fn run(name: &str, connections: usize, env: &Env) -> anyhow::Result<Sa
         "commit-1" => writes::commits(env, connections, writes::Tables::One).await?,
         "commit-8-tables" => writes::commits(env, connections, writes::Tables::PerWriter).await?,
         "commit-8-one-table" => writes::commits(env, connections, writes::Tables::Shared).await?,
-        "create-table" => plain(writes::create_tables(env, connections).await?),
+        "create-table" => writes::create_tables(env, connections).await?,
         "create-branch" => plain(versioning::create_branches(env, connections).await?),
         "merge-10" => plain(versioning::merges(env, connections, 10).await?),
         "merge-100" => plain(versioning::merges(env, connections, 100).await?),
