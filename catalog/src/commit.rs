@@ -81,7 +81,6 @@ impl Catalog {
     /// `plan` gets an object database (whose writes are staged with the commit) and the tree
     /// at the head; it may be called again on a newer head after a lost race, or when other
     /// writers of this server appended commits while it planned (see [`crate::commit_queue`]).
-    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), branch = %branch.name))]
     pub async fn commit<E, F>(
         &self,
         branch: &Reference,
@@ -91,8 +90,25 @@ impl Catalog {
     where
         F: FnMut(Odb, ObjectId) -> PlanFuture<E>,
     {
+        self.commit_claiming(branch, meta, &[], plan).await
+    }
+
+    /// [`commit`](Self::commit) for a change to `keys` whose plan writes files (a table's or a
+    /// view's next metadata): other writers of those keys on this server plan only once this
+    /// one's commit is queued, on top of it (see [`crate::commit_claims`]).
+    #[tracing::instrument(level = "debug", skip_all, fields(tenant = %self.tenant(), catalog = %self.name(), branch = %branch.name))]
+    pub async fn commit_claiming<E, F>(
+        &self,
+        branch: &Reference,
+        meta: &CommitMeta,
+        keys: &[ContentKey],
+        plan: F,
+    ) -> Result<Committed, CommitError<E>>
+    where
+        F: FnMut(Odb, ObjectId) -> PlanFuture<E>,
+    {
         let started = Instant::now();
-        let result = self.plan_and_publish(branch, meta, plan).await;
+        let result = self.plan_and_publish(branch, meta, keys, plan).await;
         let (outcome, attempts) = match &result {
             Ok(committed) if committed.attempts == 0 => ("empty", 0),
             Ok(committed) => ("landed", committed.attempts),
@@ -109,6 +125,7 @@ impl Catalog {
         &self,
         branch: &Reference,
         meta: &CommitMeta,
+        keys: &[ContentKey],
         mut plan: F,
     ) -> Result<Committed, CommitError<E>>
     where
@@ -121,6 +138,8 @@ impl Catalog {
         let reader = Odb::new(repo.clone(), queue.objects(), self.cache());
         let audit = PendingAudit::current();
         for attempt in 1..=MAX_ATTEMPTS {
+            // Held from planning until the commit is queued (or refused).
+            let claims = queue.claims().claim(keys).await;
             // Plan without holding the queue, so writers of different tables plan in parallel.
             let (base, epoch) = match queue.tip().await {
                 (Some(tip), epoch) => (tip, epoch),
@@ -153,6 +172,7 @@ impl Catalog {
                 Ok(edits) => edits,
                 Err(e) => {
                     drop(appending);
+                    drop(claims);
                     if settled_rejection(&base).await {
                         return Err(CommitError::Rejected(e));
                     }
@@ -183,6 +203,8 @@ impl Catalog {
                 audit: audit.as_ref().map(|a| a.for_commit(commit, time)),
             };
             let batch = appending.append(appended, self.store(), &repo, branch);
+            // The next writer of these keys plans on this commit, queued.
+            drop(claims);
             match batch.wait().await {
                 Outcome::Landed => {
                     if let Some(audit) = &audit {

@@ -27,6 +27,7 @@ use pangolin_refs::{Expected, RefUpdate, Reference, Target, TransactError, Trans
 use pangolin_store::{ObjectId, ObjectStore, RawObject, RepoId, Staging, Timestamp};
 use tokio::sync::{Mutex, watch};
 
+use crate::commit_claims::Claims;
 use crate::store::Store;
 
 /// The commit queues of one server, shared by every catalog it opens.
@@ -179,6 +180,8 @@ pub(crate) struct BranchQueue {
     /// Objects of unpublished commits, readable by writers building on them; reads through
     /// to the store.
     pending: Arc<Staging>,
+    /// The keys writers are planning changes to (see [`crate::commit_claims`]).
+    claims: Claims,
 }
 
 /// The queue's state, locked by a writer that appends.
@@ -197,7 +200,13 @@ impl BranchQueue {
             }),
             publishing: Mutex::new(()),
             pending: Arc::new(Staging::new(store)),
+            claims: Claims::default(),
         }
+    }
+
+    /// The claims on this branch's keys.
+    pub(crate) fn claims(&self) -> &Claims {
+        &self.claims
     }
 
     /// The object store writers read through: unpublished objects first, then the backend.

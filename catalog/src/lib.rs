@@ -15,6 +15,7 @@ pub mod changes;
 pub mod collect;
 pub mod commit;
 pub mod commit_audit;
+mod commit_claims;
 pub mod commit_queue;
 pub mod events;
 pub mod iceberg;

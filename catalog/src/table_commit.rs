@@ -212,12 +212,14 @@ impl Catalog {
         let prepared: Arc<Vec<Mutex<Option<Prepared>>>> =
             Arc::new(changes.iter().map(|_| Mutex::new(None)).collect());
         let meta = describe(meta, &changes);
+        let keys: Vec<ContentKey> = changes.iter().map(|c| c.key.clone()).collect();
         let changes = Arc::new(changes);
         let catalog = self.clone();
         let committed = self
-            .commit(
+            .commit_claiming(
                 branch,
                 &meta,
+                &keys,
                 |odb: Odb, tree: ObjectId| -> PlanFuture<TableError> {
                     let (catalog, warehouse) = (catalog.clone(), warehouse.clone());
                     let (changes, prepared) = (changes.clone(), prepared.clone());

@@ -327,9 +327,10 @@ impl Catalog {
         let prepared: Arc<Mutex<Option<Prepared>>> = Arc::default();
         let (requirements, updates) = (Arc::new(requirements), Arc::new(updates));
         let committed = self
-            .commit(
+            .commit_claiming(
                 branch,
                 meta,
+                std::slice::from_ref(key),
                 |odb: Odb, tree: ObjectId| -> PlanFuture<ViewError> {
                     let (key, warehouse, prepared) =
                         (key.clone(), warehouse.clone(), prepared.clone());

@@ -418,7 +418,7 @@ async fn concurrent_commits_to_different_tables_all_land_on_sqlite() {
 }
 
 /// Writers that all saw the table at snapshot 1 append to it at once: exactly one lands, every
-/// other is told its requirement failed.
+/// other is told its requirement failed, and only the one that landed wrote a metadata file.
 async fn writers_asserting_the_same_snapshot_let_one_win(lake: Lake) {
     create(&lake.catalog, &main(), "db.events").await;
     let (_, base) = append(&lake.catalog, &main(), "db.events", 1, None, 1)
@@ -463,6 +463,15 @@ async fn writers_asserting_the_same_snapshot_let_one_win(lake: Lake) {
         start,
         "one commit landed"
     );
+    let numbers: Vec<String> = metadata_files(&table.metadata.location)
+        .iter()
+        .map(|f| f[..5].to_owned())
+        .collect();
+    assert_eq!(
+        numbers,
+        ["00000", "00001", "00002"],
+        "a refused writer leaves no file behind"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -475,9 +484,9 @@ async fn concurrent_commits_asserting_the_same_snapshot_let_exactly_one_win_on_s
     writers_asserting_the_same_snapshot_let_one_win(sqlite_lake().await).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_commits_without_requirements_are_applied_on_top_of_each_other() {
-    let lake = lake().await;
+/// Writers of one table without requirements: each lands on top of the others, writing its
+/// metadata file once (on the commit queued before it, not beside it and then again).
+async fn writers_without_requirements_land_on_top_of_each_other(lake: Lake) {
     create(&lake.catalog, &main(), "db.events").await;
     const WRITERS: usize = 6;
     let mut tasks = tokio::task::JoinSet::new();
@@ -508,6 +517,21 @@ async fn concurrent_commits_without_requirements_are_applied_on_top_of_each_othe
         .unwrap();
     assert_eq!(table.metadata.properties.len(), WRITERS, "no update lost");
     assert_eq!(table.metadata.metadata_log.len(), WRITERS);
+    assert_eq!(
+        metadata_files(&table.metadata.location).len(),
+        WRITERS + 1,
+        "one file per commit, and the create's"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_commits_without_requirements_are_applied_on_top_of_each_other() {
+    writers_without_requirements_land_on_top_of_each_other(lake().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_commits_without_requirements_are_applied_on_top_of_each_other_on_sqlite() {
+    writers_without_requirements_land_on_top_of_each_other(sqlite_lake().await).await;
 }
 
 #[tokio::test]

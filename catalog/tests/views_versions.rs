@@ -494,3 +494,55 @@ async fn concurrent_replaces_of_different_views_all_land() {
 async fn concurrent_replaces_of_different_views_all_land_on_sqlite() {
     replaces_of_different_views_all_land(sqlite_lake().await).await;
 }
+
+/// Writers replacing one view at once: each lands on top of the others, and each writes its
+/// metadata file once (on the replace queued before it, not beside it and then again).
+async fn replaces_of_one_view_write_one_file_each(lake: Lake) {
+    let view = create(&lake.catalog, &main(), "db.daily").await;
+    const WRITERS: usize = 6;
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..WRITERS {
+        let catalog = lake.catalog.clone();
+        tasks.spawn(async move {
+            catalog
+                .replace_view(
+                    &main(),
+                    &key("db.daily"),
+                    Vec::new(),
+                    updates(json!([
+                        {"action": "set-properties", "updates": {format!("w{n}"): "v"}}
+                    ])),
+                    &meta("props"),
+                )
+                .await
+                .unwrap();
+        });
+    }
+    while let Some(result) = tasks.join_next().await {
+        result.unwrap();
+    }
+    let loaded = lake
+        .catalog
+        .load_view(&spec("main"), &key("db.daily"))
+        .await
+        .unwrap();
+    let written = (0..WRITERS)
+        .filter(|n| loaded.metadata.properties.contains_key(&format!("w{n}")))
+        .count();
+    assert_eq!(written, WRITERS, "no replace lost");
+    assert_eq!(
+        metadata_files(&view.metadata.location).len(),
+        WRITERS + 1,
+        "one file per replace, and the create's"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_replaces_of_one_view_write_one_file_each() {
+    replaces_of_one_view_write_one_file_each(lake().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_replaces_of_one_view_write_one_file_each_on_sqlite() {
+    replaces_of_one_view_write_one_file_each(sqlite_lake().await).await;
+}
