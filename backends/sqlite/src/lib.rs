@@ -11,6 +11,7 @@
 //! handler; reads run concurrently on the pool.
 
 mod audit;
+mod checkpoint;
 mod errors;
 mod objects;
 mod prune;
@@ -20,6 +21,7 @@ mod refs;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pangolin_records::ChainHash;
@@ -42,7 +44,9 @@ pub struct SqliteBackend {
     pool: SqlitePool,
     /// The writer's connections, held for the whole of every write transaction, with what the
     /// writer remembers between them.
-    write_lock: Mutex<Writer>,
+    write_lock: Arc<Mutex<Writer>>,
+    /// Copies the write-ahead log into the database file while writers queue.
+    checkpointer: checkpoint::Checkpointer,
 }
 
 /// The one writer of the file: its connections and what it remembers between transactions.
@@ -127,18 +131,22 @@ impl SqliteBackend {
         })?;
         let mut durable = options.connect().await.map_err(|e| classify("open", e))?;
         publish::create_guard(&mut durable).await?;
+        let checkpoints = options.connect().await.map_err(|e| classify("open", e))?;
         let objects = options
             .synchronous(SqliteSynchronous::Normal)
             .connect()
             .await
             .map_err(|e| classify("open", e))?;
+        let write_lock = Arc::new(Mutex::new(Writer {
+            connections: Some(Connections { durable, objects }),
+            unfinished: false,
+            audit_head: AuditHead::Unknown,
+        }));
+        let checkpointer = checkpoint::Checkpointer::start(checkpoints, write_lock.clone());
         Ok(Self {
             pool,
-            write_lock: Mutex::new(Writer {
-                connections: Some(Connections { durable, objects }),
-                unfinished: false,
-                audit_head: AuditHead::Unknown,
-            }),
+            write_lock,
+            checkpointer,
         })
     }
 
@@ -149,6 +157,7 @@ impl SqliteBackend {
 
     /// Closes the writer's connections and the pool; later writes fail.
     pub async fn close(&self) {
+        self.checkpointer.stop().await;
         let connections = self.write_lock.lock().await.connections.take();
         if let Some(Connections { durable, objects }) = connections {
             // Closing rolls back whatever a dropped write left open.

@@ -64,6 +64,10 @@ impl SqliteBackend {
         audit: Vec<AuditEvent>,
     ) -> Result<Vec<RefLogEntry>, TransactError> {
         tx.validate()?;
+        // One request's event, or none: a lone writer (see `checkpoint`).
+        if audit.len() > 1 {
+            self.checkpointer.writers_queue();
+        }
         let mut write = self.lock_writer(Durability::Durable, OP).await?;
         let swaps_only = tx.updates.iter().all(is_swap);
         let audit = if swaps_only {
