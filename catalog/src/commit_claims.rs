@@ -52,7 +52,7 @@ impl Claims {
             let mut claim = Claim {
                 claims: self,
                 key: key.clone(),
-                lock: Some(lock.clone()),
+                lock: lock.clone(),
                 held: None,
             };
             claim.held = Some(lock.lock_owned().await);
@@ -71,19 +71,17 @@ impl Claims {
 pub(crate) struct Claim<'a> {
     claims: &'a Claims,
     key: ContentKey,
-    lock: Option<Arc<Mutex<()>>>,
+    lock: Arc<Mutex<()>>,
     held: Option<OwnedMutexGuard<()>>,
 }
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
+        // The guard refers to the lock too: let go of it first.
         self.held = None;
-        let Some(lock) = self.lock.take() else {
-            return;
-        };
         let mut keys = self.claims.keys.lock();
         // Only the map and this claim refer to it: nobody holds or awaits the key.
-        if Arc::strong_count(&lock) == 2 {
+        if Arc::strong_count(&self.lock) == 2 {
             keys.remove(&self.key);
         }
     }
