@@ -149,7 +149,7 @@ impl CatalogDirectory {
         }
         let warehouse = stored
             .value
-            .to_runtime(self.tenancy.key())
+            .to_runtime(self.tenancy.key(), self.tenancy.metadata_cache())
             .map_err(|e| ApiError::internal(&e))?;
         self.warehouses
             .lock()

@@ -35,6 +35,10 @@ pub const CACHE_HITS: &str = "pangolin_object_cache_hits_total";
 pub const CACHE_MISSES: &str = "pangolin_object_cache_misses_total";
 pub const CACHE_ENTRIES: &str = "pangolin_object_cache_entries";
 pub const CACHE_BYTES: &str = "pangolin_object_cache_bytes";
+pub const METADATA_CACHE_HITS: &str = "pangolin_metadata_cache_hits_total";
+pub const METADATA_CACHE_MISSES: &str = "pangolin_metadata_cache_misses_total";
+pub const METADATA_CACHE_FILES: &str = "pangolin_metadata_cache_files";
+pub const METADATA_CACHE_BYTES: &str = "pangolin_metadata_cache_bytes";
 
 /// The route label of requests no route matched.
 const UNMATCHED: &str = "unmatched";
@@ -78,6 +82,23 @@ fn describe() {
         CACHE_BYTES,
         Unit::Bytes,
         "Approximate size of the cache's decoded objects"
+    );
+    describe_counter!(
+        METADATA_CACHE_HITS,
+        "Table metadata lookups answered from memory"
+    );
+    describe_counter!(
+        METADATA_CACHE_MISSES,
+        "Table metadata lookups that read and parsed the file"
+    );
+    describe_gauge!(
+        METADATA_CACHE_FILES,
+        "Parsed table metadata files held, for every warehouse"
+    );
+    describe_gauge!(
+        METADATA_CACHE_BYTES,
+        Unit::Bytes,
+        "Memory the held metadata files are taken to use (seven times their size)"
     );
     pangolin_catalog::telemetry::describe();
 }
@@ -184,8 +205,8 @@ pub fn audit_written(started: Instant, ok: bool) {
     }
 }
 
-/// `GET /metrics`: every metric in Prometheus' text format, with the object cache's counters
-/// read at the scrape.
+/// `GET /metrics`: every metric in Prometheus' text format, with the caches' counters read at
+/// the scrape.
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let Some(render) = EXPORTER.get() else {
         return (
@@ -198,6 +219,11 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     counter!(CACHE_MISSES).absolute(state.cache.misses());
     gauge!(CACHE_ENTRIES).set(state.cache.len() as f64);
     gauge!(CACHE_BYTES).set(state.cache.weight() as f64);
+    let metadata = state.catalogs.tenancy().metadata_cache();
+    counter!(METADATA_CACHE_HITS).absolute(metadata.hits());
+    counter!(METADATA_CACHE_MISSES).absolute(metadata.misses());
+    gauge!(METADATA_CACHE_FILES).set(metadata.len() as f64);
+    gauge!(METADATA_CACHE_BYTES).set(metadata.weight() as f64);
     (
         [(
             header::CONTENT_TYPE,

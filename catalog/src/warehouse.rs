@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn only_locations_below_the_root_are_inside() {
-        let local = Warehouse::new("file:///data/wh", Arc::new(FileIo::new(1)));
+        let local = Warehouse::new("file:///data/wh", Arc::new(FileIo::new(16 << 20)));
         assert!(local.contains("file:///data/wh/db/t-1"));
         assert!(local.contains("file:/data/wh/db/t-1/metadata/00001.metadata.json"));
         assert!(!local.contains("file:///data/wh"));
@@ -188,7 +188,7 @@ mod tests {
         assert!(!local.contains("file:///etc/passwd"));
         assert!(!local.contains("s3://bucket/data/wh/t"));
         assert!(!local.contains("not a location"));
-        let s3 = Warehouse::new("s3://bucket/tenant-a", Arc::new(FileIo::new(1)));
+        let s3 = Warehouse::new("s3://bucket/tenant-a", Arc::new(FileIo::new(16 << 20)));
         assert!(s3.contains("s3://bucket/tenant-a/db/t"));
         assert!(!s3.contains("s3://bucket/tenant-b/db/t"));
         assert!(!s3.contains("s3://other-bucket/tenant-a/db/t"));
@@ -197,14 +197,14 @@ mod tests {
         assert!(!s3.contains("s3://bucket/tenant-a/%2E%2E/tenant-b/db/t"));
         let adls = Warehouse::new(
             "abfss://lake@account.dfs.core.windows.net/wh",
-            Arc::new(FileIo::new(1)),
+            Arc::new(FileIo::new(16 << 20)),
         );
         assert!(adls.contains("abfss://lake@account.dfs.core.windows.net/wh/db/t"));
         assert!(!adls.contains("abfss://other@account.dfs.core.windows.net/wh/db/t"));
         assert!(!adls.contains("abfss://account.dfs.core.windows.net/wh/db/t"));
         assert!(!adls.contains("abfss://lake@other.dfs.core.windows.net/wh/db/t"));
         // A root that is no location holds nothing, not even what begins with it.
-        let broken = Warehouse::new("no scheme", Arc::new(FileIo::new(1)));
+        let broken = Warehouse::new("no scheme", Arc::new(FileIo::new(16 << 20)));
         assert!(!broken.contains("no scheme/db/t"));
         assert!(!broken.contains("file:///no scheme/db/t"));
     }
@@ -212,7 +212,7 @@ mod tests {
 
     fn warehouse(root: &str, s3: S3Settings) -> Warehouse {
         let io = FileIo::with_options(
-            1,
+            16 << 20,
             StorageOptions {
                 s3,
                 ..StorageOptions::default()

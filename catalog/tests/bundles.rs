@@ -122,7 +122,7 @@ async fn assert_same(source: &Lake, copy: &Catalog) {
     let root = format!("file://{}", source.root().display());
     let copy = copy
         .clone()
-        .with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(100))));
+        .with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(16 << 20))));
     for (at, table) in [("main", "db.t0"), ("main", "db.dev_only"), ("v1", "db.t1")] {
         let want = source
             .catalog

@@ -55,7 +55,7 @@ async fn copy_on(fixture: &Fixture, lake: &Lake, name: &str) -> Catalog {
     .await
     .unwrap();
     let root = format!("file://{}", lake.root().display());
-    catalog.with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(100))))
+    catalog.with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(16 << 20))))
 }
 
 async fn add_origin(catalog: &Catalog) {

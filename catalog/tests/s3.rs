@@ -85,11 +85,11 @@ async fn metadata_files_round_trip_through_a_bucket_and_are_never_overwritten() 
     };
     let table = format!("{prefix}/db/events");
     let file = format!("{table}/metadata/00000-a.metadata.json");
-    let io = FileIo::with_options(10, options.clone());
+    let io = FileIo::with_options(16 << 20, options.clone());
     io.write_metadata(&file, metadata(&table)).await.unwrap();
 
     // Another server (no cache) reads what this one wrote.
-    let other = FileIo::with_options(10, options.clone());
+    let other = FileIo::with_options(16 << 20, options.clone());
     let read = other.read_metadata(&file).await.unwrap();
     assert_eq!(read.location, table);
 
@@ -100,7 +100,7 @@ async fn metadata_files_round_trip_through_a_bucket_and_are_never_overwritten() 
     assert!(matches!(again, IoError::Store { .. }), "{again}");
 
     assert_eq!(io.delete_under(&table).await.unwrap(), 1);
-    let gone = FileIo::with_options(10, options)
+    let gone = FileIo::with_options(16 << 20, options)
         .read_metadata(&file)
         .await
         .unwrap_err();
@@ -112,7 +112,7 @@ async fn a_table_created_in_a_bucket_is_purged_from_it() {
     let Some((options, prefix)) = bucket() else {
         return;
     };
-    let io = Arc::new(FileIo::with_options(10, options.clone()));
+    let io = Arc::new(FileIo::with_options(16 << 20, options.clone()));
     let catalog = Catalog::create(
         Arc::new(MemoryBackend::new()),
         Arc::new(ObjectCache::new(16 << 20)),
@@ -140,7 +140,7 @@ async fn a_table_created_in_a_bucket_is_purged_from_it() {
         .unwrap();
     let file = created.metadata_location.unwrap();
     assert!(file.starts_with(&format!("{prefix}/db/events-")), "{file}");
-    let fresh = || FileIo::with_options(10, options.clone());
+    let fresh = || FileIo::with_options(16 << 20, options.clone());
     fresh().read_metadata(&file).await.unwrap();
 
     catalog

@@ -510,7 +510,7 @@ async fn purge_is_refused_for_a_location_outside_the_warehouse() {
     let wider = lake
         .catalog
         .clone()
-        .with_warehouse(Warehouse::new("file:///", Arc::new(FileIo::new(10))));
+        .with_warehouse(Warehouse::new("file:///", Arc::new(FileIo::new(16 << 20))));
     wider
         .create_table(
             &main(),
@@ -625,7 +625,7 @@ async fn a_branch_made_while_a_purge_commits_keeps_the_files() {
         "lake",
     )
     .unwrap()
-    .with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(100))));
+    .with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(16 << 20))));
     let purge = tokio::spawn(async move {
         purging
             .drop_table(&main(), &key("db.events"), true, &meta("purge"))

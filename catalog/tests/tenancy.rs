@@ -6,8 +6,9 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use pangolin_catalog::iceberg::json_io;
+use pangolin_catalog::iceberg::{MetadataCache, json_io};
 use pangolin_catalog::tenancy::records::catalog_key;
 use pangolin_catalog::tenancy::{
     CreateCatalogError, CreateTenantError, CreateWarehouseError, DefaultSetup, DeleteCatalogError,
@@ -38,6 +39,7 @@ on_every_backend!(
     ensure_default_adopts_the_existing_catalog_and_is_idempotent,
     no_warehouse_outlives_a_tenant_deleted_while_it_is_created,
     catalogs_sharing_files_are_found_in_every_tenant,
+    every_warehouse_keeps_its_metadata_in_the_servers_cache,
 );
 
 async fn tenants_are_created_listed_in_pages_updated_and_deleted(f: Fixture) {
@@ -413,7 +415,7 @@ async fn a_local_warehouse_reads_and_writes_through_file_io(f: Fixture) {
     let tenancy = f.tenancy(&key);
     let dir = acme_local(&tenancy).await;
     let record = tenancy.warehouse("acme", "files").await.unwrap().value;
-    let runtime = record.to_runtime(&key).unwrap();
+    let runtime = record.to_runtime(&key, &Default::default()).unwrap();
     assert!(runtime.root().starts_with("file://"), "{}", runtime.root());
     assert!(runtime.client_config().is_empty());
 
@@ -480,6 +482,44 @@ async fn catalogs_sharing_files_are_found_in_every_tenant(f: Fixture) {
     assert_eq!(sharing("acme", "b").await, ["acme/a", "acme/d", "beta/e"]);
     assert!(sharing("acme", "c").await.is_empty());
     assert_eq!(sharing("beta", "e").await, ["acme/a", "acme/b", "acme/d"]);
+}
+
+/// One budget bounds the parsed metadata of all warehouses, not one per warehouse.
+async fn every_warehouse_keeps_its_metadata_in_the_servers_cache(f: Fixture) {
+    let metadata = Arc::new(MetadataCache::new(16 << 20));
+    let tenancy = f
+        .tenancy(&SecretKey::generate())
+        .with_metadata_cache(metadata.clone());
+    let _files = acme_local(&tenancy).await;
+    let other = tempfile::tempdir().unwrap();
+    tenancy
+        .create_warehouse("acme", "other", local(other.path()))
+        .await
+        .unwrap();
+    for (name, warehouse) in [("sales", "files"), ("ops", "other")] {
+        tenancy
+            .create_catalog("acme", name, new_catalog(warehouse), "ana")
+            .await
+            .unwrap();
+        let catalog = tenancy.open_catalog("acme", name).await.unwrap();
+        let main = catalog.default_branch();
+        let meta = CommitMeta {
+            principal: "ana".into(),
+            message: "create".into(),
+            properties: BTreeMap::new(),
+        };
+        catalog
+            .create_namespace(&main, &key("eu"), BTreeMap::new(), &meta)
+            .await
+            .unwrap();
+        catalog
+            .create_table(&main, &key("eu.t"), common::lake::new_table(), &meta)
+            .await
+            .unwrap();
+    }
+    assert!(Arc::ptr_eq(tenancy.metadata_cache(), &metadata));
+    assert_eq!(metadata.len(), 2, "both warehouses' new files");
+    assert!(metadata.weight() > 0 && metadata.weight() <= 16 << 20);
 }
 
 fn key(path: &str) -> ContentKey {

@@ -59,7 +59,7 @@ async fn federated_catalogs_are_refused_and_each_storage_kind_is_checked(f: Fixt
         .create_warehouse("acme", "gcs", gcs(None, None))
         .await
         .unwrap();
-    let runtime = record.value.to_runtime(&key).unwrap();
+    let runtime = record.value.to_runtime(&key, &Default::default()).unwrap();
     assert_eq!(runtime.root(), "gs://lake/wh");
     assert!(runtime.delegation().is_none());
     let downscope = || {
@@ -115,7 +115,7 @@ async fn federated_catalogs_are_refused_and_each_storage_kind_is_checked(f: Fixt
         .create_warehouse("acme", "azure", azure(None, None))
         .await
         .unwrap();
-    let runtime = record.value.to_runtime(&key).unwrap();
+    let runtime = record.value.to_runtime(&key, &Default::default()).unwrap();
     assert_eq!(runtime.root(), "abfss://lake@acct.dfs.core.windows.net/wh");
     assert!(runtime.delegation().is_none());
     let sas = || {
@@ -141,7 +141,7 @@ async fn federated_catalogs_are_refused_and_each_storage_kind_is_checked(f: Fixt
         record.value.view().credentials.unwrap().fields_set,
         ["account-key"]
     );
-    let runtime = record.value.to_runtime(&key).unwrap();
+    let runtime = record.value.to_runtime(&key, &Default::default()).unwrap();
     assert!(runtime.delegation().is_some_and(|d| d.sas.is_some()));
     let err = tenancy
         .create_warehouse(
@@ -155,13 +155,13 @@ async fn federated_catalogs_are_refused_and_each_storage_kind_is_checked(f: Fixt
 
     // The S3 client takes no session token yet: refused rather than silently dropped.
     let err = tenancy.warehouse("acme", "files").await.unwrap();
-    assert!(err.value.to_runtime(&key).is_ok());
+    assert!(err.value.to_runtime(&key, &Default::default()).is_ok());
     tenancy
         .create_warehouse("acme", "temp", s3(true))
         .await
         .unwrap();
     let record = tenancy.warehouse("acme", "temp").await.unwrap().value;
-    let err = record.to_runtime(&key).unwrap_err();
+    let err = record.to_runtime(&key, &Default::default()).unwrap_err();
     assert!(err.to_string().contains("session token"), "{err}");
     assert!(!err.to_string().contains(SESSION_TOKEN), "{err}");
 }
@@ -189,7 +189,7 @@ async fn credentials_round_trip_through_encryption(f: Fixture) {
         .await
         .unwrap();
     let record = tenancy.warehouse("acme", "keys").await.unwrap().value;
-    let runtime = record.to_runtime(&key).unwrap();
+    let runtime = record.to_runtime(&key, &Default::default()).unwrap();
     assert_eq!(runtime.root(), "s3://lake/warehouse");
     let s3 = &runtime.io.options().s3;
     assert_eq!(s3.access_key_id.as_deref(), Some(ACCESS_KEY_ID));
@@ -262,7 +262,7 @@ async fn a_ciphertext_copied_into_another_record_does_not_decrypt(f: Fixture) {
         record.credentials(&key).unwrap_err(),
         OpenError::WrongKeyOrTampered
     );
-    let err = record.to_runtime(&key).unwrap_err();
+    let err = record.to_runtime(&key, &Default::default()).unwrap_err();
     assert!(matches!(err, RuntimeError::Credentials { .. }), "{err}");
     // The original still decrypts where it belongs.
     let original = tenancy.warehouse("acme", "lake").await.unwrap().value;
@@ -282,7 +282,7 @@ async fn a_wrong_server_key_fails_clearly(f: Fixture) {
     let err = record.credentials(&wrong).unwrap_err();
     assert_eq!(err, OpenError::WrongKeyOrTampered);
     assert!(err.to_string().contains("server key"), "{err}");
-    let err = record.to_runtime(&wrong).unwrap_err();
+    let err = record.to_runtime(&wrong, &Default::default()).unwrap_err();
     assert!(err.to_string().contains("server key"), "{err}");
     for secret in [SECRET_ACCESS_KEY, SESSION_TOKEN, ACCESS_KEY_ID] {
         assert!(!err.to_string().contains(secret), "{err}");

@@ -15,7 +15,8 @@ use pangolin_api::security::external::{ProviderConfig, Providers};
 use pangolin_api::{AppState, SharedState};
 use pangolin_backend_postgres::{PoolSettings, PostgresBackend};
 use pangolin_backend_sqlite::SqliteBackend;
-use pangolin_catalog::iceberg::{S3Settings, Secret};
+use pangolin_catalog::iceberg::metadata_cache::DEFAULT_CAPACITY_BYTES;
+use pangolin_catalog::iceberg::{MetadataCache, S3Settings, Secret};
 use pangolin_catalog::tenancy::{
     Credentials, DefaultSetup, SecretKey, StorageConfig, StsSettings, Tenancy,
     UpdateWarehouseError, WarehouseSpec, WarehouseUpdate,
@@ -64,6 +65,10 @@ pub(crate) struct ServeArgs {
     /// Memory for cached catalog objects, in MiB [default: 256].
     #[arg(long, env = "PANGOLIN_CACHE_MIB")]
     cache_mib: Option<u64>,
+    /// Memory for parsed table metadata files, in MiB, shared by every warehouse; a file is
+    /// taken to need seven times its size [default: 512].
+    #[arg(long, env = "PANGOLIN_METADATA_CACHE_MIB")]
+    metadata_cache_mib: Option<u64>,
     /// How long, in milliseconds, this server trusts what it read of catalogs, callers and
     /// roles: the longest a change made through another server sharing the database (a
     /// revoked grant, a disabled user, a rebound catalog) takes to apply here. Changes made
@@ -189,6 +194,7 @@ struct FileConfig {
     warehouse: Option<String>,
     default_catalog: Option<String>,
     cache_mib: Option<u64>,
+    metadata_cache_mib: Option<u64>,
     shared_state_ttl_ms: Option<u64>,
     jobs_period_ms: Option<u64>,
     s3_endpoint: Option<String>,
@@ -219,6 +225,7 @@ struct Settings {
     warehouse: Option<String>,
     default_catalog: String,
     cache_mib: u64,
+    metadata_cache_mib: u64,
     /// How long answers read from shared records are trusted (see the flag).
     shared_state_ttl: std::time::Duration,
     /// How often the background jobs are offered to this server.
@@ -303,6 +310,10 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             .or(file.default_catalog)
             .unwrap_or_else(|| "default".to_owned()),
         cache_mib: args.cache_mib.or(file.cache_mib).unwrap_or(256),
+        metadata_cache_mib: args
+            .metadata_cache_mib
+            .or(file.metadata_cache_mib)
+            .unwrap_or(DEFAULT_CAPACITY_BYTES >> 20),
         shared_state_ttl: args
             .shared_state_ttl_ms
             .or(file.shared_state_ttl_ms)
@@ -459,7 +470,9 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_cache_ttl(settings.shared_state_ttl);
     let warehouse = warehouse_location(&settings)?;
     let cache = Arc::new(ObjectCache::new(settings.cache_mib << 20));
-    let tenancy = Tenancy::new(store.clone(), cache.clone(), server_key(&settings)?);
+    let metadata = Arc::new(MetadataCache::new(settings.metadata_cache_mib << 20));
+    let tenancy = Tenancy::new(store.clone(), cache.clone(), server_key(&settings)?)
+        .with_metadata_cache(metadata);
     default_catalog(&tenancy, &settings, &warehouse).await?;
     let state = AppState::from(SharedState {
         store,
@@ -715,12 +728,14 @@ mod tests {
         let file = dir.path().join("pangolin.toml");
         std::fs::write(
             &file,
-            "listen = \"127.0.0.1:9999\"\ncache_mib = 64\ndefault_catalog = \"lake\"\n",
+            "listen = \"127.0.0.1:9999\"\ncache_mib = 64\nmetadata_cache_mib = 48\n\
+             default_catalog = \"lake\"\n",
         )
         .unwrap();
         let config = file.to_str().unwrap();
         let s = settings(parse(&["--config", config, "--cache-mib", "32"])).unwrap();
         assert_eq!(s.cache_mib, 32, "the flag wins");
+        assert_eq!(s.metadata_cache_mib, 48);
         assert_eq!(s.listen.port(), 9999, "the file wins over the default");
         assert_eq!(s.default_catalog, "lake");
         assert_eq!(s.data_dir, PathBuf::from("./pangolin-data"), "default");

@@ -95,6 +95,10 @@ def test_metrics_count_a_known_workload(observed):
         pair for (n, pairs) in after if n == "pangolin_db_connections" for pair in pairs
     }
     assert value(after, "pangolin_object_cache_hits_total") > value(before, "pangolin_object_cache_hits_total")
+    # Each append builds on the metadata file the server wrote last, held parsed in memory.
+    assert delta("pangolin_metadata_cache_hits_total") >= 3
+    assert value(after, "pangolin_metadata_cache_files") >= 4
+    assert 0 < value(after, "pangolin_metadata_cache_bytes") <= 512 << 20
     # Labels are route templates, never names a tenant chose.
     assert namespace not in json.dumps([list(k) for k in after])
 

@@ -83,7 +83,7 @@ fn catalog(opened: &Opened, data_dir: &Path) -> anyhow::Result<Catalog> {
     let dir = std::fs::canonicalize(&dir)?;
     let warehouse = Warehouse::new(
         format!("file://{}", dir.display()),
-        Arc::new(FileIo::new(16)),
+        Arc::new(FileIo::new(16 << 20)),
     );
     let cache = Arc::new(ObjectCache::new(512 << 20));
     Ok(Catalog::open(opened.store(), cache, "default", "default")?.with_warehouse(warehouse))

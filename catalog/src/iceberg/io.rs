@@ -16,6 +16,7 @@ use serde_json::value::RawValue;
 use url::Url;
 
 use super::metadata::TableMetadata;
+use super::metadata_cache::{Cached, MetadataCache};
 use super::storage::StorageOptions;
 
 #[derive(Debug, thiserror::Error)]
@@ -50,19 +51,14 @@ pub fn to_json(metadata: &TableMetadata) -> Result<MetadataJson, serde_json::Err
     serde_json::value::to_raw_value(metadata).map(Arc::from)
 }
 
-/// A cached metadata file: parsed, and its JSON once something asked for it.
-#[derive(Clone)]
-struct Cached {
-    metadata: Arc<TableMetadata>,
-    json: Arc<OnceLock<MetadataJson>>,
-}
-
-/// Files of one server: object stores by scheme and authority (built with the server's
-/// [`StorageOptions`]), and the metadata cache.
+/// Files of one warehouse: object stores by scheme and authority (built with the warehouse's
+/// [`StorageOptions`]), and its parsed metadata files in a cache it may share with others.
 pub struct FileIo {
     options: StorageOptions,
     stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
-    cache: quick_cache::sync::Cache<String, Cached>,
+    cache: Arc<MetadataCache>,
+    /// This store's key space in `cache`.
+    cached_as: u64,
 }
 
 impl std::fmt::Debug for FileIo {
@@ -70,7 +66,7 @@ impl std::fmt::Debug for FileIo {
         // `StorageOptions` redacts its secrets.
         f.debug_struct("FileIo")
             .field("options", &self.options)
-            .field("cached", &self.cache.len())
+            .field("cache", &self.cache)
             .finish()
     }
 }
@@ -110,19 +106,26 @@ pub(crate) fn local_path(location: &str) -> Option<std::path::PathBuf> {
 }
 
 impl FileIo {
-    /// `cached_tables`: how many parsed metadata files to keep in memory. Stores get no
-    /// settings: enough for `file://`; see [`with_options`](Self::with_options).
-    pub fn new(cached_tables: usize) -> Self {
-        Self::with_options(cached_tables, StorageOptions::default())
+    /// With a metadata cache of its own, of `cache_bytes` (see [`MetadataCache::new`]).
+    /// Stores get no settings: enough for `file://`; see [`with_options`](Self::with_options).
+    pub fn new(cache_bytes: u64) -> Self {
+        Self::with_options(cache_bytes, StorageOptions::default())
     }
 
     /// As [`new`](Self::new), with the settings stores are built with (S3 endpoint, region,
     /// credentials).
-    pub fn with_options(cached_tables: usize, options: StorageOptions) -> Self {
+    pub fn with_options(cache_bytes: u64, options: StorageOptions) -> Self {
+        Self::sharing(Arc::new(MetadataCache::new(cache_bytes)), options)
+    }
+
+    /// Keeping parsed metadata in `cache`, shared with other warehouses' stores (each keyed
+    /// apart), so that one budget bounds them all.
+    pub fn sharing(cache: Arc<MetadataCache>, options: StorageOptions) -> Self {
         Self {
             options,
             stores: Mutex::new(HashMap::new()),
-            cache: quick_cache::sync::Cache::new(cached_tables.max(1)),
+            cached_as: cache.new_io(),
+            cache,
         }
     }
 
@@ -157,10 +160,15 @@ impl FileIo {
 
     /// The metadata at `location`, from the cache or the warehouse.
     pub async fn read_metadata(&self, location: &str) -> Result<Arc<TableMetadata>, IoError> {
-        if let Some(hit) = self.cache.get(location) {
+        if let Some(hit) = self.cache.get(self.cached_as, location) {
             return Ok(hit.metadata);
         }
-        let mut metadata: TableMetadata = super::json_io::read_json(self, location).await?;
+        let bytes = self.read_bytes(location).await?;
+        let mut metadata: TableMetadata =
+            serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
+                location: location.to_owned(),
+                reason: e.to_string(),
+            })?;
         metadata.ensure_main_ref();
         // Files in the catalog were checked whole when written or registered; this guards
         // against a file changed under the catalog without re-checking every schema.
@@ -172,8 +180,9 @@ impl FileIo {
         let cached = Cached {
             metadata: metadata.clone(),
             json: Arc::default(),
+            file_bytes: bytes.len() as u64,
         };
-        self.cache.insert(location.to_owned(), cached);
+        self.cache.insert(self.cached_as, location, cached);
         Ok(metadata)
     }
 
@@ -190,9 +199,10 @@ impl FileIo {
         super::json_io::write_new(self, location, json.get().as_bytes().to_vec()).await?;
         let cached = Cached {
             metadata,
+            file_bytes: json.get().len() as u64,
             json: Arc::new(OnceLock::from(json)),
         };
-        self.cache.insert(location.to_owned(), cached);
+        self.cache.insert(self.cached_as, location, cached);
         Ok(())
     }
 
@@ -206,7 +216,7 @@ impl FileIo {
         metadata: &Arc<TableMetadata>,
     ) -> Result<MetadataJson, serde_json::Error> {
         let cached = location
-            .and_then(|location| self.cache.get(location))
+            .and_then(|location| self.cache.get(self.cached_as, location))
             .filter(|hit| Arc::ptr_eq(&hit.metadata, metadata));
         let Some(cached) = cached else {
             return to_json(metadata);
@@ -271,7 +281,7 @@ impl FileIo {
         let mut paths = Vec::with_capacity(locations.len());
         for location in locations {
             let (_, path) = self.resolve(location)?;
-            self.cache.remove(location);
+            self.cache.remove(self.cached_as, location);
             paths.push(path);
         }
         // In batches where the store has them (S3: a thousand keys a request).
@@ -397,7 +407,7 @@ mod tests {
     async fn a_file_is_serialized_once_for_the_disk_and_every_answer() {
         let dir = tempfile::tempdir().unwrap();
         let root = format!("file://{}", dir.path().display());
-        let io = FileIo::new(8);
+        let io = FileIo::new(16 << 20);
         let written = Arc::new(table(&format!("{root}/t")));
         let location = next_metadata_location(&written.location, None);
         io.write_metadata(&location, written.clone()).await.unwrap();
@@ -409,7 +419,7 @@ mod tests {
         assert!(Arc::ptr_eq(&answered, &again), "kept, not serialized again");
 
         // A file read (not written) here: serialized on the first answer, then kept.
-        let reader = FileIo::new(8);
+        let reader = FileIo::new(16 << 20);
         let read = reader.read_metadata(&location).await.unwrap();
         let first = reader.metadata_json(Some(&location), &read).unwrap();
         let second = reader.metadata_json(Some(&location), &read).unwrap();
@@ -421,7 +431,7 @@ mod tests {
     async fn other_metadata_never_gets_a_files_json() {
         let dir = tempfile::tempdir().unwrap();
         let root = format!("file://{}", dir.path().display());
-        let io = FileIo::new(8);
+        let io = FileIo::new(16 << 20);
         let written = Arc::new(table(&format!("{root}/t")));
         let location = next_metadata_location(&written.location, None);
         io.write_metadata(&location, written.clone()).await.unwrap();

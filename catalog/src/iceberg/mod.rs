@@ -11,6 +11,7 @@ mod local;
 pub mod manifest;
 pub mod manifest_list;
 pub mod metadata;
+pub mod metadata_cache;
 pub mod partition;
 pub mod requirement;
 pub mod schema;
@@ -25,6 +26,7 @@ pub mod view;
 pub use create::{NewTable, new_table_metadata};
 pub use io::{FileIo, IoError, MetadataJson};
 pub use metadata::TableMetadata;
+pub use metadata_cache::MetadataCache;
 pub use requirement::{RequirementFailed, TableRequirement};
 pub use storage::{
     AzureSettings, DEFAULT_S3_REGION, GcsSettings, S3Settings, Secret, StorageOptions,

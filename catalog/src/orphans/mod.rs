@@ -471,7 +471,7 @@ mod tests {
     }
 
     fn io() -> FileIo {
-        FileIo::new(1)
+        FileIo::new(16 << 20)
     }
 
     fn directory(location: &str, uuid: uuid::Uuid) -> Directory {

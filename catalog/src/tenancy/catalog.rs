@@ -259,7 +259,7 @@ impl Tenancy {
         // A catalog whose files could not be reached would be a false success.
         warehouse
             .value
-            .to_runtime(&self.key)
+            .to_runtime(&self.key, &self.metadata)
             .map_err(|source| CreateCatalogError::Warehouse {
                 catalog: name.clone(),
                 source,
@@ -446,7 +446,7 @@ impl Tenancy {
                 catalog: record.name.clone(),
                 warehouse: record.warehouse.clone(),
             })?;
-        let runtime = warehouse.value.to_runtime(&self.key)?;
+        let runtime = warehouse.value.to_runtime(&self.key, &self.metadata)?;
         Ok(Catalog::open(
             self.store.clone(),
             self.cache.clone(),

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use pangolin_records::RecordStore;
 use pangolin_store::ObjectCache;
 
+use crate::iceberg::MetadataCache;
 use crate::store::Store;
 
 pub use catalog::{
@@ -56,6 +57,7 @@ pub struct Tenancy {
     store: Arc<dyn Store>,
     cache: Arc<ObjectCache>,
     key: Arc<SecretKey>,
+    metadata: Arc<MetadataCache>,
 }
 
 impl fmt::Debug for Tenancy {
@@ -67,12 +69,26 @@ impl fmt::Debug for Tenancy {
 impl Tenancy {
     /// Tenancy over `store` (records, and the repositories of catalogs it creates), with
     /// `key` encrypting warehouse credentials.
+    /// Warehouses keep parsed metadata in a cache of the default size; see
+    /// [`with_metadata_cache`](Self::with_metadata_cache).
     pub fn new(store: Arc<dyn Store>, cache: Arc<ObjectCache>, key: SecretKey) -> Self {
         Self {
             store,
             cache,
             key: Arc::new(key),
+            metadata: Arc::default(),
         }
+    }
+
+    /// Every warehouse keeping its parsed metadata files in `metadata`.
+    pub fn with_metadata_cache(mut self, metadata: Arc<MetadataCache>) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// The cache every warehouse keeps its parsed metadata files in.
+    pub fn metadata_cache(&self) -> &Arc<MetadataCache> {
+        &self.metadata
     }
 
     /// The webhook subscriptions of every tenant, sealed under the same key.

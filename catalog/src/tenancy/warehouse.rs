@@ -19,11 +19,8 @@ use super::storage::{
     keys_needed, local_root, sas_signer, signer, sts_vendor, verify_delegation, with_prefix,
 };
 use super::tenant::ListError;
-use crate::iceberg::{AzureSettings, FileIo, GcsSettings, IoError, StorageOptions};
+use crate::iceberg::{AzureSettings, FileIo, GcsSettings, IoError, MetadataCache, StorageOptions};
 use crate::warehouse::{Delegation, Warehouse};
-
-/// How many parsed metadata files a runtime warehouse keeps in memory.
-pub const RUNTIME_CACHED_TABLES: usize = 10_000;
 
 /// What a warehouse is made of: its storage and, optionally, credentials for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -132,10 +129,15 @@ impl WarehouseRecord {
             .map_err(|_| OpenError::Malformed("the decrypted credentials are not valid"))
     }
 
-    /// The runtime warehouse: its root location and file access with its credentials.
-    /// Reaches no server and touches no file: a missing local directory is created by the
-    /// first write below it.
-    pub fn to_runtime(&self, key: &SecretKey) -> Result<Warehouse, RuntimeError> {
+    /// The runtime warehouse: its root location and file access with its credentials, its
+    /// parsed metadata kept in `metadata` (the server's, shared by every warehouse). Reaches
+    /// no server and touches no file: a missing local directory is created by the first write
+    /// below it.
+    pub fn to_runtime(
+        &self,
+        key: &SecretKey,
+        metadata: &Arc<MetadataCache>,
+    ) -> Result<Warehouse, RuntimeError> {
         let credentials = self
             .credentials(key)
             .map_err(|source| RuntimeError::Credentials {
@@ -245,7 +247,7 @@ impl WarehouseRecord {
                 )
             }
         };
-        let io = FileIo::with_options(RUNTIME_CACHED_TABLES, options);
+        let io = FileIo::sharing(metadata.clone(), options);
         io.check_location(&root)
             .map_err(|source| RuntimeError::Io {
                 warehouse: self.name.clone(),

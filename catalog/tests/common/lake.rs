@@ -66,7 +66,7 @@ pub async fn lake_over(store: Arc<dyn Store>, dir: TempDir) -> Lake {
     .await
     .unwrap();
     let root = format!("file://{}", dir.path().join("warehouse").display());
-    let catalog = catalog.with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(100))));
+    let catalog = catalog.with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(16 << 20))));
     let lake = Lake { catalog, dir };
     lake.catalog
         .create_namespace(&main(), &key("db"), BTreeMap::new(), &meta("ns"))
@@ -87,7 +87,7 @@ pub async fn neighbour(lake: &Lake, name: &str) -> Catalog {
     .await
     .unwrap();
     let root = format!("file://{}", lake.root().display());
-    let catalog = catalog.with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(100))));
+    let catalog = catalog.with_warehouse(Warehouse::new(root, Arc::new(FileIo::new(16 << 20))));
     catalog
         .create_namespace(&main(), &key("db"), BTreeMap::new(), &meta("ns"))
         .await
