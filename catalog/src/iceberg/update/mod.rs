@@ -4,6 +4,9 @@
 //! earlier in this commit", an added schema, spec or sort order equal to an existing one reuses
 //! its id, ids only grow, and what is current or default cannot be removed.
 
+mod snapshots;
+mod structure;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
@@ -11,8 +14,8 @@ use serde::Deserialize;
 use super::create::{FORMAT_VERSION_PROPERTY, RESERVED_PROPERTIES};
 use super::metadata::{
     EncryptionKey, MAIN_BRANCH, MetadataLogEntry, PARTITION_DATA_ID_START, PartitionSpec, RefType,
-    SUPPORTED_FORMAT_VERSIONS, Schema, Snapshot, SnapshotLogEntry, SnapshotRef, SortOrder,
-    StatisticsFile, TableMetadata,
+    SUPPORTED_FORMAT_VERSIONS, Schema, Snapshot, SnapshotRef, SortOrder, StatisticsFile,
+    TableMetadata,
 };
 
 /// One update of a table commit. An action this server does not know fails to parse, so it can
@@ -238,51 +241,6 @@ impl MetadataBuilder {
         self.meta.fill_v1_fields();
         Ok(self.meta)
     }
-
-    /// The snapshot log as the reference implementation keeps it: a snapshot this commit
-    /// added and made current, then replaced by a later one of the same commit, was never
-    /// current for anyone and leaves the log; removing snapshots drops the history up to the
-    /// last removed one, so the log never skips a snapshot that was current.
-    fn update_snapshot_log(&mut self) -> Result<(), UpdateError> {
-        let meta = &mut self.meta;
-        let intermediate: BTreeSet<i64> = self
-            .main_moves
-            .iter()
-            .copied()
-            .filter(|id| self.added_snapshots.contains(id) && Some(*id) != meta.current_snapshot_id)
-            .collect();
-        if intermediate.is_empty() && !self.removed_snapshots {
-            return Ok(());
-        }
-        let mut log = Vec::with_capacity(meta.snapshot_log.len());
-        for entry in meta.snapshot_log.drain(..) {
-            if meta
-                .snapshots
-                .iter()
-                .any(|s| s.snapshot_id == entry.snapshot_id)
-            {
-                if !intermediate.contains(&entry.snapshot_id) {
-                    log.push(entry);
-                }
-            } else if self.removed_snapshots {
-                log.clear();
-            }
-        }
-        meta.snapshot_log = log;
-        if let Some(current) = meta.current_snapshot_id
-            && meta.snapshot(current).is_some()
-            && meta
-                .snapshot_log
-                .last()
-                .is_some_and(|e| e.snapshot_id != current)
-        {
-            return Err(UpdateError::Invalid(format!(
-                "the snapshot log would not end at the current snapshot {current}"
-            )));
-        }
-        Ok(())
-    }
-
     /// Records the file the new metadata replaces in the metadata log, keeping at most the
     /// table's `write.metadata.previous-versions-max` (default 100) entries.
     pub fn log_previous(&mut self, file: String, timestamp_ms: i64) {
@@ -372,24 +330,6 @@ impl MetadataBuilder {
                 max_snapshot_age_ms,
                 max_ref_age_ms,
             } => {
-                let Some(snapshot) = meta.snapshot(*snapshot_id) else {
-                    return Err(UpdateError::Unknown {
-                        kind: "snapshot",
-                        id: *snapshot_id,
-                    });
-                };
-                check_ref(
-                    ref_name,
-                    *kind,
-                    *min_snapshots_to_keep,
-                    *max_snapshot_age_ms,
-                    *max_ref_age_ms,
-                )?;
-                let logged_at = if self.added_snapshots.contains(snapshot_id) {
-                    snapshot.timestamp_ms
-                } else {
-                    now_ms
-                };
                 let new_ref = SnapshotRef {
                     snapshot_id: *snapshot_id,
                     kind: *kind,
@@ -397,36 +337,9 @@ impl MetadataBuilder {
                     max_snapshot_age_ms: *max_snapshot_age_ms,
                     max_ref_age_ms: *max_ref_age_ms,
                 };
-                if meta.refs.get(ref_name) == Some(&new_ref) {
-                    return Ok(());
-                }
-                meta.refs.insert(ref_name.clone(), new_ref);
-                if ref_name == MAIN_BRANCH {
-                    self.main_moves.push(*snapshot_id);
-                    meta.current_snapshot_id = Some(*snapshot_id);
-                    meta.snapshot_log.push(SnapshotLogEntry {
-                        snapshot_id: *snapshot_id,
-                        timestamp_ms: logged_at,
-                    });
-                }
+                self.set_snapshot_ref(ref_name, new_ref, now_ms)?;
             }
-            TableUpdate::RemoveSnapshots { snapshot_ids } => {
-                let gone: BTreeSet<i64> = snapshot_ids.iter().copied().collect();
-                self.removed_snapshots |=
-                    meta.snapshots.iter().any(|s| gone.contains(&s.snapshot_id));
-                meta.snapshots.retain(|s| !gone.contains(&s.snapshot_id));
-                meta.statistics.retain(|s| !gone.contains(&s.snapshot_id));
-                meta.partition_statistics
-                    .retain(|s| !gone.contains(&s.snapshot_id));
-                // A ref to a removed snapshot goes with it, as in the reference implementation.
-                meta.refs.retain(|_, r| !gone.contains(&r.snapshot_id));
-                if meta
-                    .current_snapshot_id
-                    .is_some_and(|id| gone.contains(&id))
-                {
-                    meta.current_snapshot_id = None;
-                }
-            }
+            TableUpdate::RemoveSnapshots { snapshot_ids } => self.remove_snapshots(snapshot_ids),
             TableUpdate::RemoveSnapshotRef { ref_name } => {
                 if meta.refs.remove(ref_name).is_some() && ref_name == MAIN_BRANCH {
                     meta.current_snapshot_id = None;
@@ -540,177 +453,6 @@ impl MetadataBuilder {
         }
         Ok(())
     }
-
-    fn add_schema(&mut self, schema: &Schema) -> Result<(), UpdateError> {
-        schema.check().map_err(UpdateError::Invalid)?;
-        schema
-            .check_for_format(self.meta.format_version)
-            .map_err(UpdateError::Invalid)?;
-        self.structure_changed = true;
-        let meta = &mut self.meta;
-        let id = match meta.schemas.iter().find(|s| s.same_columns(schema)) {
-            Some(existing) => existing.schema_id,
-            None => {
-                let id = meta
-                    .schemas
-                    .iter()
-                    .map(|s| s.schema_id + 1)
-                    .max()
-                    .unwrap_or(0);
-                let mut added = schema.clone();
-                added.schema_id = id;
-                meta.schemas.push(added);
-                id
-            }
-        };
-        meta.last_column_id = meta.last_column_id.max(schema.highest_field_id());
-        self.last_added_schema = Some(id);
-        Ok(())
-    }
-
-    /// The schema new specs and orders bind to: the current one, as in the reference
-    /// implementation.
-    fn binding_schema(&self, what: &str) -> Result<&Schema, UpdateError> {
-        self.meta.current_schema().ok_or_else(|| {
-            UpdateError::Invalid(format!(
-                "cannot add a {what} before the table has a current schema"
-            ))
-        })
-    }
-
-    fn add_spec(&mut self, spec: &PartitionSpec) -> Result<(), UpdateError> {
-        let mut spec = spec.clone();
-        let format_version = self.meta.format_version;
-        spec.bind(self.binding_schema("partition spec")?, format_version)
-            .map_err(UpdateError::Invalid)?;
-        self.structure_changed = true;
-        let meta = &mut self.meta;
-        // An equal spec is reused as it is: no new spec, no field ids spent.
-        if let Some(existing) = meta.partition_specs.iter().find(|s| s.same_fields(&spec)) {
-            self.last_added_spec = Some(existing.spec_id);
-            return Ok(());
-        }
-        // Fields without an id get fresh ones above everything assigned so far; version 1
-        // numbers every spec's fields from the start, as its readers expect.
-        let mut next = if format_version == 1 {
-            PARTITION_DATA_ID_START - 1
-        } else {
-            meta.last_partition_id.max(PARTITION_DATA_ID_START - 1)
-        };
-        for field in &mut spec.fields {
-            if field.field_id.is_none() {
-                next += 1;
-                field.field_id = Some(next);
-            }
-        }
-        let id = meta
-            .partition_specs
-            .iter()
-            .map(|s| s.spec_id + 1)
-            .max()
-            .unwrap_or(0);
-        spec.spec_id = id;
-        if let Some(highest) = spec.highest_field_id() {
-            meta.last_partition_id = meta.last_partition_id.max(highest);
-        }
-        meta.partition_specs.push(spec);
-        self.last_added_spec = Some(id);
-        Ok(())
-    }
-
-    fn add_sort_order(&mut self, order: &SortOrder) -> Result<(), UpdateError> {
-        let mut order = order.clone();
-        order
-            .bind(self.binding_schema("sort order")?)
-            .map_err(UpdateError::Invalid)?;
-        self.structure_changed = true;
-        let meta = &mut self.meta;
-        let id = if order.is_unsorted() {
-            // The unsorted order is always id 0.
-            if meta.sort_order(0).is_none() {
-                meta.sort_orders.push(SortOrder::unsorted());
-            }
-            0
-        } else {
-            match meta.sort_orders.iter().find(|o| o.fields == order.fields) {
-                Some(existing) => existing.order_id,
-                None => {
-                    let id = meta
-                        .sort_orders
-                        .iter()
-                        .map(|o| o.order_id + 1)
-                        .max()
-                        .unwrap_or(1)
-                        .max(1);
-                    meta.sort_orders.push(SortOrder {
-                        order_id: id,
-                        fields: order.fields,
-                    });
-                    id
-                }
-            }
-        };
-        self.last_added_order = Some(id);
-        Ok(())
-    }
-
-    fn add_snapshot(&mut self, snapshot: &Snapshot) -> Result<(), UpdateError> {
-        let meta = &mut self.meta;
-        let id = snapshot.snapshot_id;
-        if meta.schemas.is_empty() || meta.partition_specs.is_empty() || meta.sort_orders.is_empty()
-        {
-            return Err(UpdateError::Invalid(format!(
-                "snapshot {id}: a snapshot cannot be added before the table has a schema, a partition spec and a sort order"
-            )));
-        }
-        if meta.snapshot(id).is_some() {
-            return Err(UpdateError::SnapshotExists(id));
-        }
-        if let Some(parent) = snapshot.parent_snapshot_id
-            && meta.snapshot(parent).is_none()
-        {
-            return Err(UpdateError::Invalid(format!(
-                "snapshot {id}: parent snapshot {parent} does not exist"
-            )));
-        }
-        if meta.format_version == 1 && snapshot.sequence_number != 0 {
-            return Err(UpdateError::Invalid(format!(
-                "snapshot {id}: format version 1 has no sequence numbers (got {})",
-                snapshot.sequence_number
-            )));
-        }
-        if meta.format_version >= 2
-            && snapshot.sequence_number <= meta.last_sequence_number
-            && snapshot.parent_snapshot_id.is_some()
-        {
-            return Err(UpdateError::StaleSequenceNumber {
-                snapshot: snapshot.snapshot_id,
-                sequence: snapshot.sequence_number,
-                last: meta.last_sequence_number,
-            });
-        }
-        if meta.format_version >= 3 {
-            // Row lineage: each snapshot's rows take ids from the table's next row id on.
-            let next = meta.next_row_id.unwrap_or(0);
-            let Some(first) = snapshot.first_row_id else {
-                return Err(UpdateError::MissingRowId(snapshot.snapshot_id));
-            };
-            if first < next {
-                return Err(UpdateError::StaleRowId {
-                    snapshot: snapshot.snapshot_id,
-                    first,
-                    next,
-                });
-            }
-            meta.next_row_id = Some(next + snapshot.added_rows.unwrap_or(0));
-        }
-        // As the reference implementation: the new snapshot's number becomes the last one, so
-        // a parentless snapshot numbered below the others leaves metadata `validate` refuses.
-        meta.last_sequence_number = snapshot.sequence_number;
-        meta.snapshots.push(snapshot.clone());
-        self.added_snapshots.insert(snapshot.snapshot_id);
-        Ok(())
-    }
 }
 
 /// A table location as stored: no trailing `/`, and `file:/abs/path` (how Hadoop-based
@@ -723,40 +465,6 @@ pub fn canonical_location(location: &str) -> String {
         _ => location.to_owned(),
     }
 }
-
-/// The retention settings a ref may carry, as the reference implementation's `SnapshotRef`.
-fn check_ref(
-    name: &str,
-    kind: RefType,
-    min_snapshots_to_keep: Option<i32>,
-    max_snapshot_age_ms: Option<i64>,
-    max_ref_age_ms: Option<i64>,
-) -> Result<(), UpdateError> {
-    let invalid = |why: String| Err(UpdateError::Invalid(format!("ref `{name}`: {why}")));
-    if name.is_empty() {
-        return Err(UpdateError::Invalid("a ref needs a name".to_owned()));
-    }
-    if name == MAIN_BRANCH && kind != RefType::Branch {
-        return invalid(format!("`{MAIN_BRANCH}` must be a branch, not a tag"));
-    }
-    if kind == RefType::Tag && (min_snapshots_to_keep.is_some() || max_snapshot_age_ms.is_some()) {
-        return invalid(
-            "a tag keeps one snapshot: `min-snapshots-to-keep` and `max-snapshot-age-ms` are for branches"
-                .to_owned(),
-        );
-    }
-    if let Some(n) = min_snapshots_to_keep.filter(|n| *n <= 0) {
-        return invalid(format!("`min-snapshots-to-keep` must be above 0, not {n}"));
-    }
-    if let Some(ms) = max_snapshot_age_ms.filter(|ms| *ms <= 0) {
-        return invalid(format!("`max-snapshot-age-ms` must be above 0, not {ms}"));
-    }
-    if let Some(ms) = max_ref_age_ms.filter(|ms| *ms <= 0) {
-        return invalid(format!("`max-ref-age-ms` must be above 0, not {ms}"));
-    }
-    Ok(())
-}
-
 fn unknown(kind: &'static str, id: i32) -> UpdateError {
     UpdateError::Unknown {
         kind,
