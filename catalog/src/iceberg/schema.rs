@@ -150,6 +150,20 @@ impl Schema {
         self.fields == other.fields && identifiers(self) == identifiers(other)
     }
 
+    /// Adds `schema` to a table's or view's `schemas` unless one with the same columns is
+    /// there, and answers the id it has among them: the equal one's, or one above every id
+    /// among them, as the reference implementation assigns them.
+    pub(crate) fn add_or_reuse(schemas: &mut Vec<Schema>, schema: &Schema) -> i32 {
+        if let Some(existing) = schemas.iter().find(|s| s.same_columns(schema)) {
+            return existing.schema_id;
+        }
+        let id = schemas.iter().map(|s| s.schema_id + 1).max().unwrap_or(0);
+        let mut added = schema.clone();
+        added.schema_id = id;
+        schemas.push(added);
+        id
+    }
+
     /// Checks the rules every schema keeps, whatever the format version: ids unique across the
     /// whole schema, names unique within a struct, defaults that fit their types, and
     /// identifier fields that can identify a row.

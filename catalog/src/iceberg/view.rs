@@ -389,22 +389,7 @@ impl ViewMetadataBuilder {
     fn add_schema(&mut self, schema: &Schema) -> Result<(), ViewUpdateError> {
         // Views take every type of the spec: they have no format version of tables to keep.
         schema.check().map_err(ViewUpdateError::Invalid)?;
-        let meta = &mut self.meta;
-        let id = match meta.schemas.iter().find(|s| s.same_columns(schema)) {
-            Some(existing) => existing.schema_id,
-            None => {
-                let id = meta
-                    .schemas
-                    .iter()
-                    .map(|s| s.schema_id + 1)
-                    .max()
-                    .unwrap_or(0);
-                let mut added = schema.clone();
-                added.schema_id = id;
-                meta.schemas.push(added);
-                id
-            }
-        };
+        let id = Schema::add_or_reuse(&mut self.meta.schemas, schema);
         self.last_added_schema = Some(id);
         Ok(())
     }

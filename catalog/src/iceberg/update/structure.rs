@@ -13,21 +13,7 @@ impl MetadataBuilder {
             .map_err(UpdateError::Invalid)?;
         self.structure_changed = true;
         let meta = &mut self.meta;
-        let id = match meta.schemas.iter().find(|s| s.same_columns(schema)) {
-            Some(existing) => existing.schema_id,
-            None => {
-                let id = meta
-                    .schemas
-                    .iter()
-                    .map(|s| s.schema_id + 1)
-                    .max()
-                    .unwrap_or(0);
-                let mut added = schema.clone();
-                added.schema_id = id;
-                meta.schemas.push(added);
-                id
-            }
-        };
+        let id = Schema::add_or_reuse(&mut meta.schemas, schema);
         meta.last_column_id = meta.last_column_id.max(schema.highest_field_id());
         self.last_added_schema = Some(id);
         Ok(())
