@@ -69,6 +69,7 @@ impl fmt::Debug for Tenancy {
 impl Tenancy {
     /// Tenancy over `store` (records, and the repositories of catalogs it creates), with
     /// `key` encrypting warehouse credentials.
+    ///
     /// Warehouses keep parsed metadata in a cache of the default size; see
     /// [`with_metadata_cache`](Self::with_metadata_cache).
     pub fn new(store: Arc<dyn Store>, cache: Arc<ObjectCache>, key: SecretKey) -> Self {
