@@ -103,6 +103,24 @@ def test_metrics_count_a_known_workload(observed):
     assert namespace not in json.dumps([list(k) for k in after])
 
 
+def test_the_metadata_cache_keeps_to_its_budget():
+    """`--metadata-cache-mib 1`: forty new tables' metadata files of 200 columns (about 12 KB
+    each, weighed at seven times that) do not all stay in memory; the loads of evicted ones
+    still answer."""
+    with _serve(["--metadata-cache-mib", "1"]) as url:
+        catalog = RestCatalog("pangolin", uri=url)
+        catalog.create_namespace("wide")
+        schema = Schema(*(NestedField(i, f"column_{i:03}", LongType(), required=False) for i in range(1, 201)))
+        for i in range(40):
+            catalog.create_table(f"wide.t{i}", schema)
+        for i in range(40):
+            assert len(catalog.load_table(f"wide.t{i}").schema().fields) == 200
+        after = scrape(url)
+    assert 0 < value(after, "pangolin_metadata_cache_bytes") <= 1 << 20
+    assert 0 < value(after, "pangolin_metadata_cache_files") < 40
+    assert value(after, "pangolin_metadata_cache_misses_total") > 0
+
+
 def test_a_failed_commit_and_an_unknown_route_are_counted(observed):
     url, _ = observed
     before = scrape(url)
