@@ -163,12 +163,9 @@ impl FileIo {
         if let Some(hit) = self.cache.get(self.cached_as, location) {
             return Ok(hit.metadata);
         }
+        // Read whole here rather than through `read_json`: the cache weighs the file's size.
         let bytes = self.read_bytes(location).await?;
-        let mut metadata: TableMetadata =
-            serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
-                location: location.to_owned(),
-                reason: e.to_string(),
-            })?;
+        let mut metadata: TableMetadata = super::json_io::parse(location, &bytes)?;
         metadata.ensure_main_ref();
         // Files in the catalog were checked whole when written or registered; this guards
         // against a file changed under the catalog without re-checking every schema.

@@ -11,8 +11,12 @@ use super::io::{FileIo, IoError};
 /// The JSON document at `location`. A file that does not parse as `T` is
 /// [`IoError::Parse`].
 pub async fn read_json<T: DeserializeOwned>(io: &FileIo, location: &str) -> Result<T, IoError> {
-    let bytes = io.read_bytes(location).await?;
-    serde_json::from_slice(&bytes).map_err(|e| IoError::Parse {
+    parse(location, &io.read_bytes(location).await?)
+}
+
+/// `bytes`, read from `location`, as `T`; [`IoError::Parse`] when they are not.
+pub(crate) fn parse<T: DeserializeOwned>(location: &str, bytes: &[u8]) -> Result<T, IoError> {
+    serde_json::from_slice(bytes).map_err(|e| IoError::Parse {
         location: location.to_owned(),
         reason: e.to_string(),
     })

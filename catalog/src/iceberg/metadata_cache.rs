@@ -68,7 +68,6 @@ impl Weighter<Key, Cached> for Held {
 /// Parsed metadata files of a server, up to a budget of memory.
 pub struct MetadataCache {
     entries: Cache<Key, Cached, Held>,
-    capacity_bytes: u64,
     next_io: AtomicU64,
 }
 
@@ -77,7 +76,7 @@ impl std::fmt::Debug for MetadataCache {
         f.debug_struct("MetadataCache")
             .field("entries", &self.entries.len())
             .field("weight", &self.entries.weight())
-            .field("capacity_bytes", &self.capacity_bytes)
+            .field("capacity", &self.entries.capacity())
             .finish()
     }
 }
@@ -103,7 +102,6 @@ impl MetadataCache {
             .unwrap_or_else(|_| unreachable!("both capacities are set"));
         Self {
             entries: Cache::with_options(options, Held, Default::default(), Default::default()),
-            capacity_bytes,
             next_io: AtomicU64::new(0),
         }
     }
@@ -141,10 +139,6 @@ impl MetadataCache {
     /// The memory the held files are taken to use, in bytes.
     pub fn weight(&self) -> u64 {
         self.entries.weight()
-    }
-
-    pub fn capacity_bytes(&self) -> u64 {
-        self.capacity_bytes
     }
 
     pub fn hits(&self) -> u64 {
