@@ -46,20 +46,22 @@ impl Checkpointer {
 
     /// Stops the task and closes its connection.
     pub(crate) async fn stop(&self) {
-        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(task) = task {
-            task.abort();
+        if let Some(task) = self.abort() {
             let _ = task.await;
         }
+    }
+
+    /// Aborts the task, if it still runs; its handle, to await the end.
+    fn abort(&self) -> Option<JoinHandle<()>> {
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        task.abort();
+        Some(task)
     }
 }
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
-        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(task) = task {
-            task.abort();
-        }
+        self.abort();
     }
 }
 
